@@ -1,0 +1,159 @@
+# -*- coding: utf-8 -*-
+# Copyright: (c) 2026, gpuops.cuda_venv contributors
+# GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
+"""What the engine knows about CUDA wheels, their libraries and torch's loader.
+
+Private to the gpuops.cuda_venv collection: not a public API.
+
+Everything here is data measured on real wheels (see the project's docs/FINDINGS.md and the
+torch 2.9.1+cu128 / 2.14.1+cu130 layouts); functions are pure.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Iterable, Optional, Sequence, Tuple
+
+# Sonames of CUDA libraries (toolkit components, cuDNN, NCCL, NVSHMEM, the driver).
+CUDA_SONAME = re.compile(
+    r"^lib(cudart|cublas|cublasLt|nvblas|cudnn\w*|cufft\w*|curand|cusolver\w*|cusparse|cusparseLt|nccl|"
+    r"nvshmem\w*|nvrtc\w*|nvJitLink|cupti|nvperf_\w+|pcsamplingutil|nvToolsExt|nvtx3interop|cufile\w*|"
+    r"cuda|nvidia-ml|nvjpeg|npp\w*|nvfatbin|nvvm|nvptxcompiler\w*)\.so(\.\d+)*$"
+)
+
+# Driver libraries come from the host's driver, never from a wheel.
+DRIVER_SONAMES = frozenset(("libcuda.so.1", "libnvidia-ml.so.1"))
+
+# CUDA 13 toolkit wheels and unsuffixed wheels whose version major IS the CUDA major.
+_VERSION_IS_CUDA_MAJOR = frozenset((
+    "cuda-toolkit", "cuda-bindings", "cuda-python", "nvidia-cublas", "nvidia-cuda-runtime",
+    "nvidia-cuda-nvrtc", "nvidia-cuda-cupti", "nvidia-cuda-cccl", "nvidia-cuda-crt", "nvidia-cuda-nvcc",
+    "nvidia-cuda-culibos", "nvidia-cuda-cuxxfilt", "nvidia-cuda-opencl", "nvidia-cuda-profiler-api",
+    "nvidia-cuda-sanitizer-api", "nvidia-nvjitlink", "nvidia-nvtx", "nvidia-nvvm", "nvidia-nvfatbin",
+    "nvidia-nvptxcompiler", "nvidia-nvml-dev",
+))
+
+# Sonames whose own version number is the CUDA major (libcudart.so.12 -> 12).
+_SONAME_IS_CUDA_MAJOR = re.compile(r"^lib(cudart|cublas|cublasLt|nvrtc|nvJitLink|cupti|nvblas)\.so\.(\d+)$")
+
+# Distributions known to consume CUDA (they bundle or load CUDA libraries) besides the nvidia-* wheels.
+KNOWN_CUDA_CONSUMERS = frozenset((
+    "sgl-kernel", "sglang-kernel", "sglang", "flashinfer-python", "flashinfer-cubin", "flashinfer-jit-cache",
+    "vllm", "xformers", "flash-attn", "flash-attn-3", "deepspeed", "bitsandbytes", "apex", "onnxruntime-gpu",
+    "tensorrt", "tensorrt-cu12", "tensorrt-cu13", "tensorrt-llm", "jax-cuda12-plugin", "jax-cuda13-plugin",
+    "jax-cuda12-pjrt", "jax-cuda13-pjrt", "cupy-cuda11x", "cupy-cuda12x", "cupy-cuda13x", "nvidia-dali-cuda120",
+))
+
+# Wheel families whose cu12 and cu13 builds install the SAME paths (FACTS.md section 1).
+COLLIDING_FAMILIES = (
+    ("nvidia-cudnn-cu12", "nvidia-cudnn-cu13"),
+    ("nvidia-cusparselt-cu12", "nvidia-cusparselt-cu13"),
+    ("nvidia-nccl-cu12", "nvidia-nccl-cu13"),
+    ("nvidia-nvshmem-cu12", "nvidia-nvshmem-cu13"),
+)
+
+# torch/__init__.py _preload_cuda_deps: folder under nvidia/, library glob; in torch's order.
+TORCH_PRELOAD = (
+    ("cublas", "libcublasLt.so.*[0-9]"), ("cublas", "libcublas.so.*[0-9]"), ("cudnn", "libcudnn.so.*[0-9]"),
+    ("cuda_nvrtc", "libnvrtc.so.*[0-9]"), ("cuda_runtime", "libcudart.so.*[0-9]"),
+    ("cuda_cupti", "libcupti.so.*[0-9]"), ("cufft", "libcufft.so.*[0-9]"), ("curand", "libcurand.so.*[0-9]"),
+    ("nvjitlink", "libnvJitLink.so.*[0-9]"), ("cusparse", "libcusparse.so.*[0-9]"),
+    ("cusparselt", "libcusparseLt.so.*[0-9]"), ("cusolver", "libcusolver.so.*[0-9]"),
+    ("nccl", "libnccl.so.*[0-9]"), ("nvshmem", "libnvshmem_host.so.*[0-9]"), ("cufile", "libcufile.so.*[0-9]"),
+)
+# CUDA 13 toolkit wheels put every component in one folder.
+TORCH_PRELOAD_SHARED_FOLDERS = ("cu13",)
+
+# Files loaded when each anchor is imported, relative to site-packages (globs); others: top-level extensions.
+ANCHOR_ENTRY_POINTS = {
+    "torch": ("torch/lib/libtorch_global_deps.so", "torch/_C.*so"),
+}
+
+# Libraries whose version the anchor reports at runtime: probe key -> (distribution stem, version encoder).
+RUNTIME_VERSION_KEYS = {
+    "cudnn": "nvidia-cudnn",
+    "nccl": "nvidia-nccl",
+}
+
+_SUFFIX = re.compile(r"-cu(\d+)$|-cuda(\d+)(x|-|$)")
+_PATH_MAJOR = re.compile(r"(?:^|/)nvidia/cu(\d+)/")
+
+
+def is_cuda_soname(soname: str) -> bool:
+    """True for the soname of a CUDA library (runtime, math libraries, cuDNN, NCCL, NVSHMEM, driver)."""
+    return bool(CUDA_SONAME.match(soname))
+
+
+def is_cuda_distribution(key: str) -> bool:
+    """nvidia-* and cuda-* wheels (canonical names)."""
+    return key.startswith("nvidia-") or key.startswith("cuda-")
+
+
+def name_major(key: str) -> Optional[int]:
+    """The CUDA major written in a distribution's name: nvidia-cudnn-cu12 -> 12, cupy-cuda12x -> 12."""
+    match = _SUFFIX.search(key)
+    if not match:
+        match = re.search(r"-cuda(\d+)", key)
+        return int(match.group(1)) if match else None
+    return int(match.group(1) or match.group(2))
+
+
+def cuda_major(key: str, version: str, paths: Iterable[str], provided: Iterable[str] = (),
+               requires: Sequence[str] = ()) -> Tuple[Optional[int], Optional[str]]:
+    """Best evidence of the CUDA major a distribution is built for, and which evidence.
+
+    CUDA 13 toolkit wheels have no -cu13 suffix and some are versioned by their own soname
+    (nvidia-cusparse 12.x ships CUDA 13's libcusparse.so.12), so the name alone is not enough:
+    the name suffix wins, then the install folder (nvidia/cu13/lib), then a soname that carries the
+    CUDA major, then the version of families versioned by CUDA, then the -cuNN of a dependency.
+    """
+    major = name_major(key)
+    if major is not None:
+        return major, "name"
+    for path in paths:
+        match = _PATH_MAJOR.search(path)
+        if match:
+            return int(match.group(1)), "install path"
+    for soname in provided:
+        match = _SONAME_IS_CUDA_MAJOR.match(soname)
+        if match:
+            return int(match.group(2)), "soname %s" % soname
+    if key in _VERSION_IS_CUDA_MAJOR:
+        head = version.split(".", 1)[0]
+        if head.isdigit():
+            return int(head), "version"
+    for requirement in requires:
+        name = re.split(r"[\s;\[<>=!~(]", requirement.strip(), maxsplit=1)[0].lower().replace("_", "-")
+        dep_major = name_major(name)
+        if dep_major is not None and (is_cuda_distribution(name) or name in KNOWN_CUDA_CONSUMERS):
+            return dep_major, "dependency %s" % name
+    return None, None
+
+
+def needed_major(needed: Iterable[str]) -> Optional[int]:
+    """The CUDA major a consumer links against, from sonames like libcudart.so.12."""
+    for soname in needed:
+        match = _SONAME_IS_CUDA_MAJOR.match(soname)
+        if match:
+            return int(match.group(2))
+    return None
+
+
+def colliding_partner(key: str) -> Optional[str]:
+    """The other-major wheel that installs the same paths as ``key``, if any."""
+    for pair in COLLIDING_FAMILIES:
+        if key in pair:
+            return pair[1] if key == pair[0] else pair[0]
+    return None
+
+
+def encode_runtime_version(key: str, version: str) -> Optional[str]:
+    """How the library of ``version`` reports itself at runtime: cuDNN 9.10.2.21 -> '91002', NCCL 2.27.5 -> '2.27.5'."""
+    parts = [int(p) for p in re.findall(r"\d+", version)[:3]]
+    while len(parts) < 3:
+        parts.append(0)
+    if key.startswith("nvidia-cudnn"):
+        return str(parts[0] * 10000 + parts[1] * 100 + parts[2]) if parts[0] >= 9 else str(parts[0] * 1000 + parts[1] * 100 + parts[2])
+    if key.startswith("nvidia-nccl"):
+        return "%d.%d.%d" % tuple(parts)
+    return None

@@ -1,0 +1,434 @@
+# -*- coding: utf-8 -*-
+# Copyright: (c) 2026, gpuops.cuda_venv contributors
+# GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
+"""Turn observations of a venv into findings with stable codes.
+
+Private to the gpuops.cuda_venv collection: not a public API.
+
+Pure: reads the ``Observations`` record only. One function per finding code, each returning
+a list of findings; ``diagnose`` runs them all and orders the result.
+"""
+
+from __future__ import annotations
+
+import os
+from typing import Dict, List, Optional
+
+from ansible_collections.gpuops.cuda_venv.plugins.module_utils import _cuda_knowledge as cuda
+from ansible_collections.gpuops.cuda_venv.plugins.module_utils import _findings as F
+from ansible_collections.gpuops.cuda_venv.plugins.module_utils._findings import Finding
+
+_EXAMPLES = 3
+
+
+def diagnose(obs) -> List[Finding]:
+    findings: List[Finding] = []
+    for rule in RULES:
+        findings.extend(rule(obs))
+    return F.ordered(findings)
+
+
+def python_unusable(obs) -> List[Finding]:
+    if obs.interpreter.ok:
+        return []
+    return [Finding(F.PYTHON_UNUSABLE, F.ERROR, obs.layout.python,
+                    "The venv's interpreter cannot run (%s); nothing can be imported from this venv."
+                    % obs.interpreter.error,
+                    "Recreate the venv's interpreter: python3 -m venv --upgrade %s (with the Python it was made with)."
+                    % obs.layout.root)]
+
+
+def dist_info_invalid(obs) -> List[Finding]:
+    return [Finding(F.DIST_INFO_INVALID, F.WARNING, d.label,
+                    "%s: %s." % (os.path.basename(d.dist_info), "; ".join(d.problems)),
+                    "Reinstall it: pip install --force-reinstall --no-deps '%s==%s'." % (d.name, d.version),
+                    {"dist_info": d.dist_info, "problems": list(d.problems)})
+            for d in obs.distributions if d.problems]
+
+
+def record_outside_venv(obs) -> List[Finding]:
+    by_dist: Dict[str, list] = {}
+    for dist, entry, problem in obs.unsafe_entries:
+        by_dist.setdefault(dist.label, []).append((entry, problem))
+    return [Finding(F.RECORD_PATH_OUTSIDE_VENV, F.ERROR, label,
+                    "%s lists %d path(s) outside the venv, which are never read, deleted or written: %s."
+                    % (label, len(items), "; ".join(p for _e, p in items[:_EXAMPLES])),
+                    "Inspect %s's RECORD: an installer never writes such entries." % label,
+                    {"entries": [e for e, _p in items]})
+            for label, items in sorted(by_dist.items())]
+
+
+def missing_files(obs) -> List[Finding]:
+    findings = []
+    for dist in obs.distributions:
+        state = obs.file_states.get(dist.dist_info)
+        if not state or not state.missing:
+            continue
+        total = max(state.checked, len(state.missing))
+        partner = _partner_cause(obs, dist)
+        message = "%s: %d of %d files listed in RECORD are missing%s, e.g. %s." % (
+            dist.label, len(state.missing), total, " (metadata-only)" if len(state.missing) >= total else "",
+            ", ".join(state.missing[:_EXAMPLES]))
+        if partner:
+            message += " %s installs the same paths; uninstalling it deletes these files." % partner
+        findings.append(Finding(F.RECORD_MISSING_FILES, F.ERROR, dist.label, message, _reinstall_fix(obs, dist),
+                                {"missing": list(state.missing), "count": len(state.missing)}))
+    return findings
+
+
+def modified_files(obs) -> List[Finding]:
+    findings = []
+    on_disk = {c.path: c.on_disk for c in obs.conflicts}
+    for dist in obs.distributions:
+        state = obs.file_states.get(dist.dist_info)
+        if not state or not state.modified:
+            continue
+        writers = sorted({on_disk[p] for p in state.modified if on_disk.get(p) not in (None, "none", dist.label)})
+        how = "sha256" if obs.options.verify == "hash" else "size"
+        message = "%s: %d file(s) differ from RECORD (%s), e.g. %s." % (
+            dist.label, len(state.modified), how, ", ".join(state.modified[:_EXAMPLES]))
+        if writers:
+            message += " They hold the bytes of %s." % ", ".join(writers)
+        findings.append(Finding(F.RECORD_MODIFIED_FILES, F.ERROR, dist.label, message, _reinstall_fix(obs, dist),
+                                {"modified": list(state.modified), "count": len(state.modified),
+                                 "overwritten_by": writers}))
+    return findings
+
+
+def ownership_conflicts(obs) -> List[Finding]:
+    groups: Dict[tuple, list] = {}
+    for conflict in obs.conflicts:
+        groups.setdefault(tuple(conflict.owners), []).append(conflict)
+    findings = []
+    for owners, conflicts in sorted(groups.items()):
+        holders = sorted({c.on_disk for c in conflicts if c.on_disk and c.on_disk != "none"})
+        message = "%d path(s) are listed in the RECORD of %s, e.g. %s; uninstalling one deletes the other's files." % (
+            len(conflicts), " and ".join(owners), ", ".join(c.path for c in conflicts[:_EXAMPLES]))
+        if holders:
+            message += " The bytes on disk are %s's." % ", ".join(holders)
+        findings.append(Finding(
+            F.FILE_OWNERSHIP_CONFLICT, F.ERROR, " & ".join(owners), message,
+            "Remove the wheel that does not belong first, then force-reinstall the other without deps "
+            "(cuda_venv_repair does this in that order).",
+            {"owners": list(owners), "paths": [c.path for c in conflicts], "on_disk": holders}))
+    return findings
+
+
+def unresolved_sonames(obs) -> List[Finding]:
+    graph = obs.import_graph
+    findings = []
+    needed_by: Dict[str, list] = {}
+    errors: Dict[str, str] = {}
+    if graph is not None:
+        for path, resolutions in graph.resolutions.items():
+            for res in resolutions:
+                if res.path is None or res.error:
+                    needed_by.setdefault(res.soname, []).append(path)
+                    if res.error:
+                        errors[res.soname] = res.error
+    for soname, requesters in sorted(needed_by.items()):
+        providers = expected_providers(obs, soname)
+        message = "%s, needed by %s (loaded when %s is imported), %s." % (
+            soname, ", ".join(_object_label(obs, p) for p in requesters[:_EXAMPLES]), obs.options.anchor,
+            ("cannot be loaded: %s" % errors[soname]) if soname in errors else "is found nowhere")
+        if providers:
+            message += " It should come from %s." % "; ".join(providers)
+        findings.append(Finding(F.SONAME_UNRESOLVED, F.ERROR, soname, message,
+                                _provider_fix(obs, soname),
+                                {"needed_by": [obs.relpath(p) for p in requesters], "providers": providers,
+                                 "loaded_at_import": True}))
+    optional: Dict[str, list] = {}
+    for path, resolutions in obs.other_resolutions.items():
+        for res in resolutions:
+            if res.path is None and res.soname not in needed_by:
+                optional.setdefault(res.soname, []).append(path)
+    for soname, requesters in sorted(optional.items()):
+        findings.append(Finding(
+            F.SONAME_UNRESOLVED, F.INFO, soname,
+            "%s, needed by %s (not loaded when %s is imported: an optional plugin), is found nowhere." % (
+                soname, ", ".join(_object_label(obs, p) for p in requesters[:_EXAMPLES]), obs.options.anchor),
+            None, {"needed_by": [obs.relpath(p) for p in requesters], "loaded_at_import": False}))
+    return findings
+
+
+def system_fallbacks(obs) -> List[Finding]:
+    root = os.path.realpath(obs.layout.root) + "/"
+    listed = {os.path.basename(e.path) for d in obs.distributions for e in d.entries}
+    findings = []
+    seen: Dict[str, tuple] = {}
+    graphs = []
+    if obs.import_graph is not None:
+        graphs.append((obs.import_graph.resolutions, True))
+    graphs.append((obs.other_resolutions, False))
+    for resolutions_by_object, at_import in graphs:
+        for path, resolutions in resolutions_by_object.items():
+            for res in resolutions:
+                if res.path is None or res.soname in seen:
+                    continue
+                if os.path.realpath(res.path).startswith(root):
+                    continue
+                if not (cuda.is_cuda_soname(res.soname) or res.soname in listed):
+                    continue
+                if res.soname in cuda.DRIVER_SONAMES:
+                    continue
+                seen[res.soname] = (path, res, at_import)
+    for soname, (path, res, at_import) in sorted(seen.items()):
+        providers = expected_providers(obs, soname)
+        message = "%s, needed by %s, is not found in the venv and resolves to %s (via %s)%s." % (
+            soname, _object_label(obs, path), res.path, res.via.replace("_", " "),
+            "" if at_import else " for an object not loaded at import")
+        if providers:
+            message += "; the venv should provide it from %s" % "; ".join(providers)
+        findings.append(Finding(F.SONAME_SYSTEM_FALLBACK, F.WARNING if at_import else F.INFO, soname,
+                                message + ": a version skew waiting to happen.", _provider_fix(obs, soname),
+                                {"resolved": res.path, "via": res.via, "needed_by": obs.relpath(path)}))
+    return findings
+
+
+def mixed_majors(obs) -> List[Finding]:
+    per_major: Dict[int, list] = {}
+    for dist in obs.distributions:
+        major, _evidence = obs.majors.get(dist.dist_info, (None, None))
+        if major is not None and (cuda.is_cuda_distribution(dist.key) or dist.key == obs.options.anchor):
+            per_major.setdefault(major, []).append(dist.label)
+    if len(per_major) < 2:
+        return []
+    parts = ["CUDA %d: %s" % (m, ", ".join(sorted(labels))) for m, labels in sorted(per_major.items())]
+    return [Finding(F.CUDA_MAJOR_MIXED, F.ERROR, ",".join(str(m) for m in sorted(per_major)),
+                    "CUDA wheels of %d majors are installed side by side (%s)." % (len(per_major), "; ".join(parts)),
+                    "Keep the major the anchor (%s) was built for; remove the others (cuda_venv_repair prune: cuda)."
+                    % obs.options.anchor,
+                    {str(m): sorted(labels) for m, labels in per_major.items()})]
+
+
+def requirement_problems(obs) -> List[Finding]:
+    findings = []
+    for edge in obs.requirements:
+        via = " <- ".join(edge.chain) if edge.chain else edge.required_by
+        if edge.installed is None:
+            findings.append(Finding(
+                F.REQUIREMENT_MISSING, F.ERROR, edge.name,
+                "%s (required by %s) is not installed%s." % (
+                    edge.requirement, via,
+                    "; pip check does not see requirements reached through extras" if "[" in via else ""),
+                "pip install --no-deps '%s'" % _pin_text(edge), {"requirement": edge.requirement, "chain": list(edge.chain)}))
+        elif not edge.satisfied:
+            findings.append(Finding(
+                F.REQUIREMENT_VERSION_MISMATCH, F.ERROR, edge.name,
+                "%s %s is installed but %s requires %s." % (edge.name, edge.installed, via, edge.requirement),
+                "pip install --no-deps '%s'" % _pin_text(edge),
+                {"requirement": edge.requirement, "installed": edge.installed, "chain": list(edge.chain)}))
+    return findings
+
+
+def unrequired_cuda(obs) -> List[Finding]:
+    if not _anchor_installed(obs):
+        return []
+    required = {e.name for e in obs.requirements} | {obs.options.anchor}
+    findings = []
+    for dist in obs.distributions:
+        if dist.key in required:
+            continue
+        major, _evidence = obs.majors.get(dist.dist_info, (None, None))
+        consumer = dist.key in cuda.KNOWN_CUDA_CONSUMERS or (major is not None and not cuda.is_cuda_distribution(dist.key))
+        if not (cuda.is_cuda_distribution(dist.key) and major is not None) and not consumer:
+            continue
+        kind = "CUDA consumer" if consumer else "CUDA %s wheel" % major
+        findings.append(Finding(
+            F.CUDA_DIST_UNREQUIRED, F.WARNING, dist.key,
+            "%s is a %s that nothing %s requires: a contaminant candidate%s." % (
+                dist.label, kind, obs.options.anchor,
+                " (it installs the same paths as %s)" % cuda.colliding_partner(dist.key) if cuda.colliding_partner(dist.key) else ""),
+            "Remove it if no workload of this venv needs it (cuda_venv_repair with prune: cuda).",
+            {"cuda_major": major}))
+    return findings
+
+
+def duplicates(obs) -> List[Finding]:
+    by_key: Dict[str, list] = {}
+    for dist in obs.distributions:
+        by_key.setdefault(dist.key, []).append(dist)
+    return [Finding(F.DUPLICATE_DISTRIBUTION, F.ERROR, key,
+                    "%d dist-info folders exist for %s: %s; pip sees only one of them." % (
+                        len(items), key, ", ".join(os.path.basename(d.dist_info) for d in items)),
+                    "Remove the stale dist-info folder, then force-reinstall %s without deps." % key,
+                    {"dist_info": [d.dist_info for d in items]})
+            for key, items in sorted(by_key.items()) if len(items) > 1]
+
+
+def import_failed(obs) -> List[Finding]:
+    probe = obs.probe
+    if probe is None or not probe.ran or probe.ok:
+        return []
+    if probe.timed_out:
+        reason = "timed out after %.0f s" % obs.options.probe_timeout
+    elif probe.signal:
+        reason = "the interpreter died with %s" % probe.signal
+    else:
+        reason = probe.error or "exit code %s" % probe.returncode
+    unresolved = sorted({f.subject for f in unresolved_sonames(obs) if f.severity == F.ERROR})
+    fix = ("Provide every missing library at once: %s (cuda_venv_repair does this)." % ", ".join(unresolved)
+           if unresolved else None)
+    return [Finding(F.IMPORT_FAILED, F.ERROR, obs.options.anchor, "import %s fails: %s" % (obs.options.anchor, reason),
+                    fix, {"error": probe.error, "traceback": probe.traceback})]
+
+
+def anchor_missing(obs) -> List[Finding]:
+    if _anchor_installed(obs):
+        return []
+    return [Finding(F.ANCHOR_NOT_INSTALLED, F.ERROR, obs.options.anchor,
+                    "The anchor %s is not installed in %s; its requirement closure cannot be checked." % (
+                        obs.options.anchor, obs.layout.root),
+                    "Set the anchor option to the package that owns this venv's CUDA wheels.")]
+
+
+def runtime_mismatch(obs) -> List[Finding]:
+    probe = obs.probe
+    if probe is None or not probe.ok:
+        return []
+    findings = []
+    required = {e.name: e for e in obs.requirements if e.installed is not None}
+    holders = {c.path: c for c in obs.conflicts}
+    for key, stem in sorted(cuda.RUNTIME_VERSION_KEYS.items()):
+        reported = probe.versions.get(key)
+        if reported in (None, "", "None"):
+            continue
+        wanted = [e for name, e in required.items() if name.startswith(stem)]
+        for edge in wanted:
+            expected = cuda.encode_runtime_version(edge.name, edge.installed)
+            if expected is None or str(reported) == expected:
+                continue
+            culprits = [c.on_disk for c in holders.values()
+                        if edge.name in " ".join(c.owners) and c.on_disk not in (None, "none")
+                        and not c.on_disk.startswith(edge.name + " ")]
+            message = "%s runs %s %s but requires %s %s (%s)." % (
+                obs.options.anchor, key, reported, edge.name, edge.installed, expected)
+            if culprits:
+                message += " Its files hold the bytes of %s." % sorted(set(culprits))[0]
+            findings.append(Finding(F.RUNTIME_LIBRARY_MISMATCH, F.ERROR, key, message,
+                                    "Remove the colliding wheel, then force-reinstall %s without deps." % edge.name,
+                                    {"reported": str(reported), "expected": expected, "distribution": edge.name}))
+    findings.extend(_loaded_from_outside(obs, probe.loaded))
+    return findings
+
+
+def _loaded_from_outside(obs, loaded) -> List[Finding]:
+    """Libraries a wheel of the venv should provide but the process mapped from elsewhere."""
+    root = os.path.realpath(obs.layout.root) + "/"
+    listed = {os.path.basename(e.path) for d in obs.distributions for e in d.entries}
+    findings = []
+    for path in loaded:
+        if path.startswith(root):
+            continue
+        name = os.path.basename(path)
+        soname = next((b for b in sorted(listed) if name == b or name.startswith(b + ".")), None)
+        if soname is None or not cuda.is_cuda_soname(soname) or soname in cuda.DRIVER_SONAMES:
+            continue
+        findings.append(Finding(F.RUNTIME_LIBRARY_MISMATCH, F.WARNING, soname,
+                                "import %s loaded %s from outside the venv instead of %s." % (
+                                    obs.options.anchor, path, "; ".join(expected_providers(obs, soname))),
+                                _provider_fix(obs, soname), {"loaded": path}))
+    return findings
+
+
+def driver_too_old(obs) -> List[Finding]:
+    gpu = obs.gpu or {}
+    if not gpu.get("available") or not gpu.get("max_cuda"):
+        return []
+    needed = (obs.probe.versions.get("cuda") if obs.probe and obs.probe.versions else None) or _anchor_cuda(obs)
+    if not needed:
+        return []
+    if _version_tuple(needed) <= _version_tuple(gpu["max_cuda"]):
+        return []
+    return [Finding(F.DRIVER_TOO_OLD, F.ERROR, "driver %s" % gpu.get("driver_version"),
+                    "The driver supports CUDA up to %s but %s is built for CUDA %s." % (
+                        gpu["max_cuda"], obs.options.anchor, needed),
+                    "Upgrade the host's NVIDIA driver or install a build of %s for CUDA %s." % (
+                        obs.options.anchor, gpu["max_cuda"]))]
+
+
+def invalid_elves(obs) -> List[Finding]:
+    findings = []
+    for path, obj in sorted(obs.objects.items()):
+        if obj.error is None:
+            continue
+        state = obs.file_states.get(obj.owner.dist_info)
+        if state and obj.relpath in state.modified:
+            continue  # already reported as a modified file, with its owner
+        findings.append(Finding(F.ELF_INVALID, F.ERROR if _loaded_at_import(obs, path) else F.WARNING,
+                                obs.relpath(path), "%s (%s) is not a loadable shared object: %s." % (
+                                    obs.relpath(path), obj.owner.label, obj.error),
+                                _reinstall_fix(obs, obj.owner)))
+    return findings
+
+
+RULES = (python_unusable, anchor_missing, dist_info_invalid, record_outside_venv, missing_files, modified_files,
+         ownership_conflicts, duplicates, mixed_majors, requirement_problems, unresolved_sonames, system_fallbacks,
+         import_failed, runtime_mismatch, unrequired_cuda, driver_too_old, invalid_elves)
+
+
+# --- helpers -------------------------------------------------------------------------------------------------
+
+def expected_providers(obs, soname: str) -> List[str]:
+    """Distributions whose RECORD lists a file named like ``soname``, with where it should be."""
+    providers = []
+    for dist in obs.distributions:
+        for entry in dist.entries:
+            if os.path.basename(entry.path) == soname:
+                state = obs.file_states.get(dist.dist_info)
+                missing = bool(state and entry.path in state.missing)
+                providers.append("%s (%s%s)" % (dist.label, entry.path, ", missing on disk" if missing else ""))
+    return providers
+
+
+def _provider_fix(obs, soname: str) -> Optional[str]:
+    for dist in obs.distributions:
+        if any(os.path.basename(e.path) == soname for e in dist.entries):
+            return _reinstall_fix(obs, dist)
+    return None
+
+
+def _reinstall_fix(obs, dist) -> str:
+    partner = cuda.colliding_partner(dist.key)
+    first = ""
+    if partner and any(d.key == partner for d in obs.distributions):
+        first = "pip uninstall %s first, then " % partner
+    return "%spip install --force-reinstall --no-deps '%s==%s' (or run cuda_venv_repair)." % (first, dist.name, dist.version)
+
+
+def _partner_cause(obs, dist) -> Optional[str]:
+    partner = cuda.colliding_partner(dist.key)
+    if not partner:
+        return None
+    present = [d.label for d in obs.distributions if d.key == partner]
+    return present[0] if present else partner
+
+
+def _object_label(obs, path: str) -> str:
+    owners = obs.owners_of(path)
+    return "%s (%s)" % (obs.relpath(path), owners[0].label) if owners else obs.relpath(path)
+
+
+def _loaded_at_import(obs, path: str) -> bool:
+    return obs.import_graph is not None and path in obs.import_graph.objects
+
+
+def _anchor_installed(obs) -> bool:
+    return any(d.key == obs.options.anchor for d in obs.distributions)
+
+
+def _anchor_cuda(obs) -> Optional[str]:
+    for dist in obs.distributions:
+        if dist.key == obs.options.anchor and "+cu" in dist.version:
+            digits = dist.version.split("+cu", 1)[1]
+            if digits.isdigit() and len(digits) >= 3:
+                return "%s.%s" % (digits[:-1], digits[-1])
+    return None
+
+
+def _pin_text(edge) -> str:
+    return edge.requirement.split(";", 1)[0].strip()
+
+
+def _version_tuple(text: str):
+    return tuple(int(p) for p in str(text).split(".") if p.isdigit())

@@ -1,0 +1,99 @@
+# -*- coding: utf-8 -*-
+# Copyright: (c) 2026, gpuops.cuda_venv contributors
+# GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
+"""Run commands as argv lists, never through a shell.
+
+Private to the gpuops.cuda_venv collection: not a public API.
+
+Every process the engine starts goes through a ``Runner`` so tests can record
+the exact argv and modules can keep one place for timeouts and environments.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+from dataclasses import dataclass, field
+from typing import Mapping, Optional, Sequence
+
+# Pinned locale so that parsed tool output does not depend on the node's settings.
+C_LOCALE = {"LC_ALL": "C.UTF-8", "LANG": "C.UTF-8"}
+
+
+@dataclass(frozen=True)
+class CommandResult:
+    """What one command did."""
+
+    argv: tuple
+    rc: int
+    stdout: str
+    stderr: str
+    timed_out: bool = False
+
+    @property
+    def ok(self) -> bool:
+        return self.rc == 0 and not self.timed_out
+
+
+@dataclass
+class SubprocessRunner:
+    """Run argv lists with subprocess; kill the whole process group on timeout."""
+
+    default_timeout: Optional[float] = None
+    calls: list = field(default_factory=list)
+
+    def run(
+        self,
+        argv: Sequence[str],
+        *,
+        cwd: Optional[str] = None,
+        env: Optional[Mapping[str, str]] = None,
+        timeout: Optional[float] = None,
+        data: Optional[str] = None,
+    ) -> CommandResult:
+        argv = tuple(str(a) for a in argv)
+        self.calls.append(argv)
+        limit = timeout if timeout is not None else self.default_timeout
+        try:
+            proc = subprocess.Popen(  # noqa: S603 - argv list, no shell
+                argv,
+                cwd=cwd,
+                env=dict(env) if env is not None else None,
+                stdin=subprocess.PIPE if data is not None else subprocess.DEVNULL,
+                stdout=subprocess.PIPE,
+                stderr=subprocess.PIPE,
+                start_new_session=True,
+            )
+        except OSError as exc:
+            return CommandResult(argv, 127, "", "%s: %s" % (argv[0], exc.strerror or exc))
+        try:
+            out, err = proc.communicate(input=data.encode() if data is not None else None, timeout=limit)
+        except subprocess.TimeoutExpired:
+            _kill_group(proc)
+            out, err = proc.communicate()
+            return CommandResult(argv, -signal.SIGKILL, _text(out), _text(err), timed_out=True)
+        return CommandResult(argv, proc.returncode, _text(out), _text(err))
+
+
+def _kill_group(proc: subprocess.Popen) -> None:
+    try:
+        os.killpg(proc.pid, signal.SIGKILL)
+    except (ProcessLookupError, PermissionError):
+        proc.kill()
+
+
+def _text(raw: Optional[bytes]) -> str:
+    return (raw or b"").decode("utf-8", errors="replace")
+
+
+def clean_env(extra: Optional[Mapping[str, str]] = None) -> dict:
+    """A minimal environment: PATH, HOME and a pinned locale, plus ``extra``.
+
+    Nothing from PYTHON*, LD_* or the caller's working state leaks into probes.
+    """
+    env = {"PATH": os.environ.get("PATH", "/usr/local/bin:/usr/bin:/bin"), "HOME": os.environ.get("HOME", "/")}
+    env.update(C_LOCALE)
+    if extra:
+        env.update(extra)
+    return env

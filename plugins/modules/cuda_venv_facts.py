@@ -1,0 +1,227 @@
+#!/usr/bin/python
+# -*- coding: utf-8 -*-
+# Copyright: (c) 2026, gpuops.cuda_venv contributors
+# GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
+
+from __future__ import annotations
+
+DOCUMENTATION = r"""
+---
+module: cuda_venv_facts
+short_description: Diagnose a CUDA Python virtual environment
+version_added: "0.1.0"
+description:
+  - Reads a Python venv from disk and reports every distribution, files missing or altered against their
+    C(RECORD), paths owned by two wheels, every shared object's sonames resolved the way the real dynamic
+    loader resolves them, which wheel provides each soname and for which CUDA major, the anchor's (for example
+    torch's) requirement closure including extras, what importing the anchor really loads, and the GPU driver's
+    limits.
+  - Problems are reported as findings with stable codes (see the collection's C(docs/FINDINGS.md)).
+  - Runs with the managed node's Python, never inside the venv it diagnoses; only the import probe and an
+    interpreter query run the venv's interpreter, isolated (C(-I -B)), from an empty temporary directory, with a
+    clean environment and a timeout.
+  - Changes nothing.
+author:
+  - gpuops.cuda_venv contributors
+extends_documentation_fragment:
+  - gpuops.cuda_venv.attributes.FACTS
+requirements:
+  - packaging (on the managed node's Python)
+  - nvidia-ml-py (optional, for the GPU facts)
+options:
+  path:
+    description:
+      - Absolute path of the venv's root (the directory that holds C(pyvenv.cfg)).
+    type: path
+    required: true
+  anchor:
+    description:
+      - The distribution whose requirement closure, shared objects and import define what the venv must provide.
+    type: str
+    default: torch
+  probe:
+    description:
+      - Import the anchor in a subprocess of the venv's interpreter and report the exact error, the libraries the
+        process loaded (from C(/proc/self/maps)) with their owning distribution, and the library versions the
+        anchor reports.
+    type: bool
+    default: true
+  probe_timeout:
+    description:
+      - Seconds the import probe may take before it is killed and reported as timed out.
+    type: float
+    default: 120
+  verify:
+    description:
+      - How files are checked against C(RECORD).
+      - C(size) checks that every listed file exists and has the listed size.
+      - C(hash) also compares the sha256 of every file (reads every byte; uses all cores).
+    type: str
+    choices: [size, hash]
+    default: size
+  ld_library_path:
+    description:
+      - The C(LD_LIBRARY_PATH) the workload runs with, as a list of directories. Used by the loader model and the
+        probe; the module's own environment is never used for this.
+    type: list
+    elements: path
+    default: []
+  gpu:
+    description:
+      - Gather the GPU driver's facts through NVML (nvidia-ml-py). Without a GPU the facts say why.
+    type: bool
+    default: true
+notes:
+  - Findings of severity C(error) make C(healthy) false; the module itself only fails on bad input (a path that is
+    not a venv), never because the venv is broken.
+seealso:
+  - module: gpuops.cuda_venv.cuda_venv_repair
+"""
+
+EXAMPLES = r"""
+- name: Diagnose the training venv
+  gpuops.cuda_venv.cuda_venv_facts:
+    path: /opt/venvs/train
+
+- name: Verify every file's sha256 and use the workload's library path
+  gpuops.cuda_venv.cuda_venv_facts:
+    path: /opt/venvs/train
+    verify: hash
+    ld_library_path:
+      - /usr/local/cuda/lib64
+
+- name: Fail when the venv is not healthy, listing the findings
+  ansible.builtin.assert:
+    that: ansible_facts.cuda_venv.healthy
+    fail_msg: "{{ ansible_facts.cuda_venv.findings | map(attribute='message') | list }}"
+"""
+
+RETURN = r"""
+ansible_facts:
+  description: Facts about the venv.
+  returned: always
+  type: dict
+  contains:
+    cuda_venv:
+      description: The diagnosis.
+      returned: always
+      type: dict
+      contains:
+        path:
+          description: The venv root.
+          type: str
+          returned: always
+        python:
+          description: The venv interpreter (C(executable), C(version), C(ok), C(error)).
+          type: dict
+          returned: always
+        site_packages:
+          description: Every site-packages directory of the venv (lib and lib64, purelib and platlib).
+          type: list
+          elements: str
+          returned: always
+        distributions:
+          description:
+            - Every dist-info on disk, duplicates kept, with C(name), C(version), C(installer), C(cuda_major) and the
+              evidence for it, C(files), C(missing), C(modified) and reading C(problems).
+          type: list
+          elements: dict
+          returned: always
+        conflicts:
+          description: Paths listed in two or more RECORDs, with C(owners) and C(on_disk) (whose bytes, when known).
+          type: list
+          elements: dict
+          returned: always
+        sonames:
+          description: Soname to providers (C(distribution), C(path), C(cuda_major)).
+          type: dict
+          returned: always
+        unresolved:
+          description: Needed sonames found nowhere, per object, with C(loaded_at_import).
+          type: list
+          elements: dict
+          returned: always
+        fallbacks:
+          description: CUDA sonames that resolve only outside the venv (loader cache, LD_LIBRARY_PATH, system dirs).
+          type: list
+          elements: dict
+          returned: always
+        import_graph:
+          description: The objects importing the anchor loads, as the loader model resolves them.
+          type: dict
+          returned: always
+        requirements:
+          description: The anchor's requirement closure (extras and markers evaluated for the venv's interpreter).
+          type: list
+          elements: dict
+          returned: always
+        probe:
+          description:
+            - The import probe, C(ok), the exact C(error) line Python printed, C(loaded) libraries with their owning
+              distribution, and C(versions) (torch, cuda, cudnn, nccl).
+          type: dict
+          returned: always
+        gpu:
+          description: Driver version, maximum CUDA version and devices from NVML, or C(available=false) and a reason.
+          type: dict
+          returned: always
+        findings:
+          description: Findings with C(code), C(severity), C(subject), C(message) and C(fix).
+          type: list
+          elements: dict
+          returned: always
+          sample:
+            - code: SONAME_UNRESOLVED
+              severity: error
+              subject: libcudnn.so.9
+              message: libcudnn.so.9, needed by torch/lib/libtorch_cuda.so (torch 2.9.1), is found nowhere.
+        healthy:
+          description: True when no finding has severity error.
+          type: bool
+          returned: always
+        summary:
+          description: One line saying what is wrong.
+          type: str
+          returned: always
+          sample: "broken: 3 error(s): RECORD_MISSING_FILES, SONAME_UNRESOLVED, IMPORT_FAILED"
+"""
+
+from ansible.module_utils.basic import AnsibleModule, missing_required_lib
+
+from ansible_collections.gpuops.cuda_venv.plugins.module_utils._requirements import (
+    HAS_PACKAGING, PACKAGING_IMPORT_ERROR)
+from ansible_collections.gpuops.cuda_venv.plugins.module_utils._facts_report import gather_facts
+from ansible_collections.gpuops.cuda_venv.plugins.module_utils._observe import FactsOptions
+from ansible_collections.gpuops.cuda_venv.plugins.module_utils._runner import SubprocessRunner
+from ansible_collections.gpuops.cuda_venv.plugins.module_utils._venv_layout import VenvError
+
+ARGUMENT_SPEC = dict(
+    path=dict(type="path", required=True),
+    anchor=dict(type="str", default="torch"),
+    probe=dict(type="bool", default=True),
+    probe_timeout=dict(type="float", default=120),
+    verify=dict(type="str", choices=["size", "hash"], default="size"),
+    ld_library_path=dict(type="list", elements="path", default=[]),
+    gpu=dict(type="bool", default=True),
+)
+
+
+def main():
+    module = AnsibleModule(argument_spec=ARGUMENT_SPEC, supports_check_mode=True)
+    if not HAS_PACKAGING:
+        module.fail_json(msg=missing_required_lib("packaging"), exception=PACKAGING_IMPORT_ERROR)
+    params = module.params
+    if params["probe_timeout"] <= 0:
+        module.fail_json(msg="probe_timeout must be positive, got %s" % params["probe_timeout"])
+    options = FactsOptions(
+        path=params["path"], anchor=params["anchor"], probe=params["probe"], verify=params["verify"],
+        ld_library_path=tuple(params["ld_library_path"]), probe_timeout=params["probe_timeout"], gpu=params["gpu"])
+    try:
+        facts = gather_facts(options, SubprocessRunner())
+    except VenvError as exc:
+        module.fail_json(msg=str(exc))
+    module.exit_json(changed=False, ansible_facts={"cuda_venv": facts})
+
+
+if __name__ == "__main__":
+    main()
