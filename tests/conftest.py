@@ -1,4 +1,4 @@
-"""Make the repository importable as ansible_collections.gpuops.cuda_venv for pytest."""
+"""Make the repository importable as ansible_collections.gpuops.cuda_venv (and tests.standin) for pytest."""
 
 import os
 import sys
@@ -10,5 +10,6 @@ _LINK = os.path.join(COLLECTIONS, "ansible_collections", "gpuops", "cuda_venv")
 if not os.path.exists(_LINK):
     os.makedirs(os.path.dirname(_LINK), exist_ok=True)
     os.symlink(os.path.relpath(ROOT, os.path.dirname(_LINK)), _LINK)
-if COLLECTIONS not in sys.path:
-    sys.path.insert(0, COLLECTIONS)
+for _path in (COLLECTIONS, ROOT):
+    if _path not in sys.path:
+        sys.path.insert(0, _path)

@@ -64,10 +64,12 @@ def missing_files(obs) -> List[Finding]:
         state = obs.file_states.get(dist.dist_info)
         if not state or not state.missing:
             continue
-        total = max(state.checked, len(state.missing))
+        payload = [e.path for e in dist.entries if ".dist-info/" not in e.path and not e.path.endswith(".pyc")]
+        total = max(len(payload), len(state.missing))
         partner = _partner_cause(obs, dist)
         message = "%s: %d of %d files listed in RECORD are missing%s, e.g. %s." % (
-            dist.label, len(state.missing), total, " (metadata-only)" if len(state.missing) >= total else "",
+            dist.label, len(state.missing), total,
+            " (metadata-only: only its dist-info is left)" if set(payload) <= set(state.missing) else "",
             ", ".join(state.missing[:_EXAMPLES]))
         if partner:
             message += " %s installs the same paths; uninstalling it deletes these files." % partner
@@ -98,6 +100,8 @@ def modified_files(obs) -> List[Finding]:
 def ownership_conflicts(obs) -> List[Finding]:
     groups: Dict[tuple, list] = {}
     for conflict in obs.conflicts:
+        if identical_everywhere(obs, conflict):
+            continue  # e.g. the empty nvidia/__init__.py every cu12 wheel ships: same bytes, no harm
         groups.setdefault(tuple(conflict.owners), []).append(conflict)
     findings = []
     for owners, conflicts in sorted(groups.items()):
@@ -368,6 +372,21 @@ RULES = (python_unusable, anchor_missing, dist_info_invalid, record_outside_venv
 
 
 # --- helpers -------------------------------------------------------------------------------------------------
+
+def identical_everywhere(obs, conflict) -> bool:
+    """True when every owner's RECORD lists the same hash for the path (the empty nvidia/__init__.py of
+    every cu12 wheel): whoever wrote it last, the bytes are the ones each owner expects."""
+    digests = set()
+    for dist in obs.distributions:
+        if dist.label not in conflict.owners:
+            continue
+        for entry in dist.entries:
+            if entry.path == conflict.path:
+                digests.add((entry.algorithm, entry.digest))
+    if len(digests) != 1:
+        return False
+    algorithm, digest = next(iter(digests))
+    return digest is not None or conflict.path.endswith(".pyc")  # bytecode caches are regenerated
 
 def expected_providers(obs, soname: str) -> List[str]:
     """Distributions whose RECORD lists a file named like ``soname``, with where it should be."""

@@ -29,7 +29,7 @@ from ansible_collections.gpuops.cuda_venv.plugins.module_utils._loader import (
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._probe import (
     InterpreterInfo, ProbeResult, probe_import, query_interpreter)
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._record_check import (
-    Conflict, FileState, check_all, find_conflicts)
+    Conflict, FileState, check_all, file_digest, find_conflicts)
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._requirements import (
     RequirementEdge, closure, marker_env_fallback)
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._runner import clean_env
@@ -107,10 +107,12 @@ def observe(options: FactsOptions, runner) -> Observations:
     interpreter = query_interpreter(layout.python, runner)
     site_packages = _site_packages(layout, interpreter)
     dists = read_distributions(site_packages)
-    file_states, digests = check_all(dists, layout.root, options.verify)
+    digests: dict = {}
+    file_states = check_all(dists, layout.root, options.verify, digests=digests)
     conflicts = find_conflicts(dists, layout.root, digests=digests)
-    owner_index, unsafe = _index_owners(dists, layout.root)
-    objects = _scan_objects(dists, layout.root)
+    locate = _Locations(layout.root)
+    owner_index, unsafe = _index_owners(dists, locate)
+    objects = _scan_objects(dists, locate)
     majors = {d.dist_info: _major_of(d, objects) for d in dists}
     loader = _loader_config(runner, options.ld_library_path)
     sys_path = interpreter.sys_path if interpreter.ok else site_packages
@@ -123,8 +125,9 @@ def observe(options: FactsOptions, runner) -> Observations:
     requirements = closure((options.anchor,) + tuple(options.roots), dists, marker_env)
     probe = None
     if options.probe and interpreter.ok:
-        probe = probe_import(layout.python, options.anchor, runner, ld_library_path=options.ld_library_path,
+        probe = probe_import(layout.python, import_name(options.anchor, dists), runner, ld_library_path=options.ld_library_path,
                              timeout=options.probe_timeout)
+        conflicts = _whose_bytes_were_loaded(dists, layout.root, conflicts, probe, digests)
     gpu = gpu_facts() if options.gpu else None
     return Observations(
         options=options, layout=layout, interpreter=interpreter, site_packages=site_packages,
@@ -132,6 +135,24 @@ def observe(options: FactsOptions, runner) -> Observations:
         unsafe_entries=unsafe, loader=loader, entry_points=entry_points, preloaded=preloaded,
         import_graph=import_graph, other_resolutions=other, requirements=requirements, probe=probe, gpu=gpu,
         owner_index=owner_index)
+
+
+def import_name(anchor: str, dists: List[Distribution]) -> str:
+    """The module importing the anchor distribution means: its top-level package (ansible-core -> ansible)."""
+    key = anchor.lower().replace("_", "-")
+    for dist in dists:
+        if dist.key != key:
+            continue
+        tops = []
+        for entry in dist.entries:
+            head, sep, _rest = entry.path.partition("/")
+            if sep and not head.endswith((".dist-info", ".data")) and not head.startswith(".") and head not in tops \
+                    and entry.path == head + "/__init__.py":
+                tops.append(head)
+        if tops:
+            preferred = anchor.replace("-", "_")
+            return preferred if preferred in tops else tops[0]
+    return anchor.replace("-", "_")
 
 
 def _site_packages(layout: VenvLayout, interpreter: InterpreterInfo) -> Tuple[str, ...]:
@@ -149,12 +170,27 @@ def _site_packages(layout: VenvLayout, interpreter: InterpreterInfo) -> Tuple[st
     return tuple(dirs)
 
 
-def _index_owners(dists: List[Distribution], root: str):
+class _Locations:
+    """entry_location, memoised per (dist, entry) and per directory for one gathering pass."""
+
+    def __init__(self, root: str):
+        self.root = root
+        self._entries: dict = {}
+        self._dirs: dict = {}
+
+    def __call__(self, dist: Distribution, entry):
+        key = (dist.dist_info, entry.path)
+        if key not in self._entries:
+            self._entries[key] = entry_location(dist, entry, self.root, cache=self._dirs)
+        return self._entries[key]
+
+
+def _index_owners(dists: List[Distribution], locate: _Locations):
     index: Dict[str, List[Distribution]] = {}
     unsafe = []
     for dist in dists:
         for entry in dist.entries:
-            path, problem = entry_location(dist, entry, root)
+            path, problem = locate(dist, entry)
             if path is None:
                 unsafe.append((dist, entry.path, problem))
                 continue
@@ -162,14 +198,36 @@ def _index_owners(dists: List[Distribution], root: str):
     return index, unsafe
 
 
-def _scan_objects(dists: List[Distribution], root: str) -> Dict[str, SharedObject]:
+def _whose_bytes_were_loaded(dists, root, conflicts, probe, digests):
+    """Hash only the conflicting files the probe mapped, to say whose bytes the process runs."""
+    loaded = {os.path.realpath(p) for p in probe.loaded}
+    unknown = [c for c in conflicts if c.on_disk is None]
+    if not unknown or not loaded:
+        return conflicts
+    wanted = set()
+    for dist in dists:
+        for entry in dist.entries:
+            if entry.digest and any(entry.path == c.path for c in unknown):
+                path, _problem = entry_location(dist, entry, root)
+                if path and os.path.realpath(path) in loaded:
+                    wanted.add((path, entry.algorithm or "sha256"))
+    for path, algorithm in wanted:
+        if (path, algorithm) not in digests:
+            try:
+                digests[(path, algorithm)] = file_digest(path, algorithm)
+            except OSError:
+                continue
+    return find_conflicts(dists, root, digests=digests) if wanted else conflicts
+
+
+def _scan_objects(dists: List[Distribution], locate: _Locations) -> Dict[str, SharedObject]:
     """Read the ELF headers and dynamic section of every shared object the distributions own."""
     objects: Dict[str, SharedObject] = {}
     for dist in dists:
         for entry in dist.entries:
             if not looks_like_shared_object_name(os.path.basename(entry.path)):
                 continue
-            path, _problem = entry_location(dist, entry, root)
+            path, _problem = locate(dist, entry)
             if path is None or path in objects or not os.path.isfile(path):
                 continue
             try:

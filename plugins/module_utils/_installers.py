@@ -1,0 +1,307 @@
+# -*- coding: utf-8 -*-
+# Copyright: (c) 2026, gpuops.cuda_venv contributors
+# GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
+"""Installer backends (pip, uv) that install, force-reinstall and remove wheels by name.
+
+Private to the gpuops.cuda_venv collection: not a public API.
+
+Both backends build exact argv lists and hand them to a ``Runner``; every
+``CommandResult`` they return is redacted (see ``_redact``). Installs go by
+name from the user's wheel sources, never by file path: a path install leaves
+``direct_url.json`` and ``pip freeze`` then shows ``name @ file://...``.
+
+What stays in force from the user:
+- pip: pip.conf and ``PIP_*`` variables (proxies, certs, extra find-links,
+  constraints). ``--isolated`` is not passed on purpose. The interpreter runs
+  with ``-I`` so that the working directory and ``PYTHON*`` variables cannot
+  shadow pip's own modules.
+- uv: ignores pip.conf; ``UV_*`` variables and uv.toml (user, system, and
+  ``pyproject.toml``/``uv.toml`` found from the working directory up) apply
+  instead, including uv's index strategy (first index that has a name wins).
+  Needs uv >= 0.4.23 (``--default-index``/``--index``).
+
+The environment of installer processes is the caller's (so proxies and certs
+work) with a pinned locale and ``PIP_NO_INPUT=1``, minus ``PYTHONPATH``,
+``PYTHONHOME`` and the variables that move pip's target out of the venv.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import shutil
+from dataclasses import dataclass
+from typing import Iterable, Mapping, Optional, Sequence
+from urllib.parse import unquote, urlsplit
+
+from ansible_collections.gpuops.cuda_venv.plugins.module_utils._redact import redact, redact_result
+from ansible_collections.gpuops.cuda_venv.plugins.module_utils._runner import C_LOCALE
+
+BACKEND_KINDS = ("auto", "pip", "uv")
+
+# Dropped from the caller's environment: the first two change what the
+# interpreter imports; the rest install somewhere other than the venv.
+DROPPED_ENV = ("PYTHONPATH", "PYTHONHOME", "PIP_TARGET", "PIP_PREFIX", "PIP_ROOT", "PIP_USER")
+
+_NAME = re.compile(r"\s*([A-Za-z0-9](?:[A-Za-z0-9._-]*[A-Za-z0-9])?)")
+_ARCHIVE_SUFFIXES = (".whl", ".zip", ".tar.gz", ".tgz", ".tar.bz2")
+
+
+class InstallerError(Exception):
+    """A backend cannot be used or was given a bad request."""
+
+
+@dataclass(frozen=True)
+class WheelSources:
+    """Where wheels come from: pip's find-links and index options."""
+
+    find_links: tuple = ()
+    index_url: Optional[str] = None
+    extra_index_urls: tuple = ()
+    no_index: bool = False
+
+    def __post_init__(self):
+        object.__setattr__(self, "find_links", _strings(self.find_links))
+        object.__setattr__(self, "extra_index_urls", _strings(self.extra_index_urls))
+        if self.no_index and (self.index_url or self.extra_index_urls):
+            raise InstallerError("wheel sources set no_index together with index_url or extra_index_urls: keep one of them")
+
+    def secrets(self) -> tuple:
+        """The credential-bearing strings of these sources (userinfo, passwords, tokens)."""
+        found = []
+        for url in (self.index_url,) + self.extra_index_urls + self.find_links:
+            found.extend(_url_secrets(url or ""))
+        return tuple(dict.fromkeys(found))
+
+
+def _strings(value) -> tuple:
+    if value is None:
+        return ()
+    if isinstance(value, str):
+        return (value,)
+    return tuple(str(v) for v in value)
+
+
+def _url_secrets(url: str) -> list:
+    netloc = urlsplit(url).netloc if "://" in url else ""
+    if "@" not in netloc:
+        return []
+    userinfo = netloc.rpartition("@")[0]
+    user, has_password, password = userinfo.partition(":")
+    # With a password the user name is not secret; alone it is usually a token.
+    parts = [userinfo, password] if has_password else [userinfo, user]
+    return [s for p in parts if p for s in (p, unquote(p))]
+
+
+def installer_env(environ: Optional[Mapping[str, str]] = None) -> dict:
+    """The environment for installer processes, built from ``environ`` (default: ``os.environ``)."""
+    base = os.environ if environ is None else environ
+    env = {k: v for k, v in base.items() if k not in DROPPED_ENV}
+    env.update(C_LOCALE)
+    env["PIP_NO_INPUT"] = "1"
+    return env
+
+
+def canonical_name(name: str) -> str:
+    """PEP 503 normalised project name."""
+    return re.sub(r"[-_.]+", "-", name).lower()
+
+
+def requirement_name(requirement: str) -> Optional[str]:
+    """The canonical project name a requirement starts with, or None."""
+    match = _NAME.match(requirement)
+    return canonical_name(match.group(1)) if match else None
+
+
+def _check_by_name(items: Sequence[str], what: str) -> tuple:
+    items = _strings(items)
+    if not items:
+        raise InstallerError("%s needs at least one name" % what)
+    for item in items:
+        head = item.split(";", 1)[0].strip()
+        if not head or head in (".", "..") or any(c in head for c in "/\\@") or head.lower().endswith(_ARCHIVE_SUFFIXES):
+            raise InstallerError(redact(
+                "%s %r is not a requirement by name: pass NAME or NAME==VERSION; wheels come from the wheel sources "
+                "(an install by path or URL leaves direct_url.json)" % (what, item)
+            ))
+    return items
+
+
+def _check_reinstall(requirements: tuple, reinstall: Iterable[str]) -> tuple:
+    """``reinstall`` names, which must name the requirements one to one.
+
+    pip's --force-reinstall covers every requirement of the command, so both
+    backends accept a reinstall only for the whole list; a mixed list would
+    make pip reinstall (or upgrade) what uv leaves alone.
+    """
+    reinstall = _strings(reinstall)
+    if not reinstall:
+        return ()
+    wanted = {canonical_name(n) for n in reinstall}
+    named = {requirement_name(r) for r in requirements}
+    unknown = sorted(wanted - named)
+    unmarked = [r for r in requirements if requirement_name(r) not in wanted]
+    if unknown or unmarked:
+        raise InstallerError(
+            "reinstall names must match the requirements one to one (not among the requirements: %s; "
+            "requirements not marked for reinstall: %s): install those in a separate call"
+            % (", ".join(unknown) or "none", ", ".join(unmarked) or "none")
+        )
+    return reinstall
+
+
+class _Backend:
+    """What both backends share: validation, the runner, the environment and redaction."""
+
+    name = ""
+
+    def __init__(self, python: str, runner, sources: Optional[WheelSources] = None,
+                 timeout: Optional[float] = None, environ: Optional[Mapping[str, str]] = None):
+        self.python = python
+        self.runner = runner
+        self.sources = sources or WheelSources()
+        self.timeout = timeout
+        self.environ = environ
+
+    def uninstall(self, names: Sequence[str]):
+        """Remove distributions by name; the redacted ``CommandResult``."""
+        return self._run(self._uninstall_argv(_check_by_name(names, "uninstall")))
+
+    def install(self, requirements: Sequence[str], *, reinstall: Iterable[str] = (), no_deps: bool = True):
+        """Install requirements by name from the wheel sources; the redacted ``CommandResult``.
+
+        ``reinstall`` names the requirements to force-reinstall (all of them, or
+        none). A failure is returned, not raised: its stderr is the installer's.
+        """
+        requirements = _check_by_name(requirements, "install")
+        reinstall = _check_reinstall(requirements, reinstall)
+        return self._run(self._install_argv(requirements, reinstall, no_deps))
+
+    def version(self) -> str:
+        """The installer's version; raises ``InstallerError`` when it does not run."""
+        raise NotImplementedError
+
+    def _uninstall_argv(self, names: tuple) -> list:
+        raise NotImplementedError
+
+    def _install_argv(self, requirements: tuple, reinstall: tuple, no_deps: bool) -> list:
+        raise NotImplementedError
+
+    def _run(self, argv: Sequence[str]):
+        result = self.runner.run(list(argv), env=installer_env(self.environ), timeout=self.timeout)
+        return redact_result(result, self.sources.secrets())
+
+    def _version_from(self, argv: Sequence[str], pattern: str, failure: str) -> str:
+        result = self._run(argv)
+        match = re.match(pattern, result.stdout.strip()) if result.ok else None
+        if not match:
+            detail = (result.stderr or result.stdout).strip().splitlines()
+            reason = "timed out" if result.timed_out else (detail[-1] if detail else "rc=%d" % result.rc)
+            raise InstallerError(redact("%s: %s" % (failure, reason), self.sources.secrets()))
+        return match.group(1)
+
+
+def _source_args(sources: WheelSources, index_flag: str, extra_index_flag: str) -> list:
+    args = ["--no-index"] if sources.no_index else []
+    if sources.index_url:
+        args += [index_flag, sources.index_url]
+    for url in sources.extra_index_urls:
+        args += [extra_index_flag, url]
+    for link in sources.find_links:
+        args += ["--find-links", link]
+    return args
+
+
+class PipBackend(_Backend):
+    """``python -I -m pip`` of the venv itself.
+
+    pip's ``--force-reinstall`` covers the whole command; with ``no_deps=False``
+    it also reinstalls dependencies, where uv reinstalls only the named ones.
+    """
+
+    name = "pip"
+
+    def _pip(self) -> list:
+        return [self.python, "-I", "-m", "pip"]
+
+    def _uninstall_argv(self, names: tuple) -> list:
+        return self._pip() + ["uninstall", "--yes", "--no-input", "--"] + list(names)
+
+    def _install_argv(self, requirements: tuple, reinstall: tuple, no_deps: bool) -> list:
+        argv = self._pip() + ["install", "--no-input", "--disable-pip-version-check"]
+        argv += ["--no-deps"] if no_deps else []
+        argv += ["--force-reinstall"] if reinstall else []
+        argv += _source_args(self.sources, "--index-url", "--extra-index-url")
+        return argv + ["--"] + list(requirements)
+
+    def version(self) -> str:
+        return self._version_from(self._pip() + ["--version"], r"pip (\S+)", "venv python %s has no pip" % self.python)
+
+
+class UvBackend(_Backend):
+    """``uv pip`` aimed at the venv's interpreter; the venv needs no pip."""
+
+    name = "uv"
+
+    def __init__(self, uv: str, python: str, runner, sources: Optional[WheelSources] = None,
+                 timeout: Optional[float] = None, environ: Optional[Mapping[str, str]] = None):
+        super().__init__(python, runner, sources, timeout, environ)
+        self.uv = uv
+
+    def _uninstall_argv(self, names: tuple) -> list:
+        return [self.uv, "pip", "uninstall", "--python", self.python, "--"] + list(names)
+
+    def _install_argv(self, requirements: tuple, reinstall: tuple, no_deps: bool) -> list:
+        # --link-mode copy: files hardlinked from uv's cache would share inodes
+        # with it, so an in-place write in the venv (a restore) would alter the cache.
+        argv = [self.uv, "pip", "install", "--python", self.python, "--link-mode", "copy"]
+        argv += ["--no-deps"] if no_deps else []
+        for name in reinstall:
+            argv += ["--reinstall-package", name]
+        argv += _source_args(self.sources, "--default-index", "--index")
+        return argv + ["--"] + list(requirements)
+
+    def version(self) -> str:
+        return self._version_from([self.uv, "--version"], r"uv (\S+)", "uv executable %s does not run" % self.uv)
+
+
+def find_uv(python: str, environ: Optional[Mapping[str, str]] = None) -> Optional[str]:
+    """An executable ``uv`` on PATH, else beside the managed Python, else None."""
+    base = os.environ if environ is None else environ
+    found = shutil.which("uv", path=base.get("PATH", os.defpath))
+    if found:
+        return os.path.abspath(found)
+    beside = os.path.join(os.path.dirname(python), "uv")
+    return beside if _executable(beside) else None
+
+
+def _executable(path: str) -> bool:
+    return os.path.isfile(path) and os.access(path, os.X_OK)
+
+
+def select_backend(kind: str, python: str, runner, sources: Optional[WheelSources] = None,
+                   uv_path: Optional[str] = None, timeout: Optional[float] = None,
+                   environ: Optional[Mapping[str, str]] = None):
+    """The backend for ``kind`` ("auto", "pip" or "uv"), checked to run (its version is queried)."""
+    if kind not in BACKEND_KINDS:
+        raise InstallerError("installer backend %r is not one of %s" % (kind, ", ".join(BACKEND_KINDS)))
+    uv = None
+    if kind != "pip":
+        if uv_path is not None and not _executable(uv_path):
+            raise InstallerError("uv executable %s does not exist or is not executable" % uv_path)
+        uv = uv_path or find_uv(python, environ)
+        if uv is None and kind == "uv":
+            raise InstallerError(
+                "backend uv requested but no uv executable found on PATH or beside %s: install uv, "
+                "pass its path, or use backend pip" % python
+            )
+    if uv is not None:
+        backend = UvBackend(uv, python, runner, sources, timeout, environ)
+    else:
+        backend = PipBackend(python, runner, sources, timeout, environ)
+    try:
+        backend.version()
+    except InstallerError as exc:
+        hint = "install pip into the venv or use backend uv" if backend.name == "pip" else "repair uv or use backend pip"
+        raise InstallerError("%s; %s" % (exc, hint)) from None
+    return backend

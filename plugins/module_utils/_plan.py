@@ -1,0 +1,300 @@
+# -*- coding: utf-8 -*-
+# Copyright: (c) 2026, gpuops.cuda_venv contributors
+# GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
+"""Decide the repair: an ordered list of batches, as a pure function of the facts and the desired state.
+
+Private to the gpuops.cuda_venv collection: not a public API.
+
+Invariants (docs/REPAIR.md):
+- a colliding distribution is removed before its co-owners are reinstalled, in the same batch, and every
+  surviving co-owner of a removed path is reinstalled (without deps, by name and version);
+- the sole provider of a soname a kept object needs is removed only after every other batch;
+- batches go safest first: removals nothing kept depends on, then collisions and damaged wheels, then
+  missing requirements, then late removals.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from dataclasses import dataclass
+from typing import Dict, List, Optional, Sequence, Set, Tuple
+
+from ansible_collections.gpuops.cuda_venv.plugins.module_utils import _cuda_knowledge as cuda
+from ansible_collections.gpuops.cuda_venv.plugins.module_utils import _findings as F
+
+PRUNE_MODES = ("cuda", "none", "all")
+# Never pruned by prune=all: the installer itself and the build basics a venv is created with.
+_SEED = frozenset(("pip", "setuptools", "wheel", "uv"))
+
+
+class PlanError(Exception):
+    """The desired state contradicts itself or the venv (message names the input)."""
+
+
+@dataclass(frozen=True)
+class DesiredState:
+    packages: Tuple[str, ...] = ()
+    remove: Tuple[str, ...] = ()
+    prune: str = "cuda"
+    batch_size: int = 4
+
+
+@dataclass(frozen=True)
+class Action:
+    kind: str  # remove | reinstall | install
+    name: str  # canonical distribution name
+    requirement: str  # what the installer gets: the name to remove, or name==version / a requirement
+    reason: str
+
+    def as_dict(self) -> dict:
+        return {"action": self.kind, "name": self.name, "requirement": self.requirement, "reason": self.reason}
+
+
+@dataclass(frozen=True)
+class Batch:
+    number: int
+    title: str
+    actions: Tuple[Action, ...]
+    answers: Tuple[str, ...]
+
+    def as_dict(self) -> dict:
+        return {"batch": self.number, "title": self.title, "actions": [a.as_dict() for a in self.actions],
+                "answers": list(self.answers)}
+
+
+@dataclass(frozen=True)
+class Plan:
+    batches: Tuple[Batch, ...]
+    unfixable: Tuple[str, ...]
+
+    @property
+    def empty(self) -> bool:
+        return not self.batches
+
+    def as_dict(self) -> dict:
+        return {"batches": [b.as_dict() for b in self.batches], "unfixable": list(self.unfixable)}
+
+
+def make_plan(obs, findings: Sequence, desired: DesiredState) -> Plan:
+    """The ordered batches that take the observed venv to the desired state."""
+    by_key = _installed(obs)
+    declared = {e.name for e in obs.requirements} | {obs.options.anchor}
+    removals = _removals(obs, desired, declared, by_key)
+    co_owners = _co_owners(obs, removals, by_key)
+    damaged = _damaged(obs, findings, declared, by_key)
+    installs, unfixable = _installs(obs)
+
+    safe, late = _split_sole_providers(obs, removals, declared)
+    units = _collision_units(removals, co_owners, damaged, safe, by_key)
+    batches: List[Tuple[str, List[Action], Set[str]]] = []
+    independent = [r for r in safe if r not in units.removal_keys]
+    if independent:
+        batches.append(("remove what nothing kept needs",
+                        [_remove(by_key[k], removals[k]) for k in sorted(independent)], {F.CUDA_DIST_UNREQUIRED}))
+    for chunk in _chunks(units.units, desired.batch_size):
+        actions: List[Action] = []
+        for unit_removals, unit_reinstalls in chunk:
+            actions.extend(_remove(by_key[k], removals[k]) for k in unit_removals)
+        for unit_removals, unit_reinstalls in chunk:
+            actions.extend(_reinstall(by_key[k], reason) for k, reason in unit_reinstalls)
+        batches.append(("remove colliding wheels, then reinstall what they overwrote or deleted", actions,
+                        {F.FILE_OWNERSHIP_CONFLICT, F.RECORD_MISSING_FILES, F.RECORD_MODIFIED_FILES,
+                         F.CUDA_MAJOR_MIXED, F.RUNTIME_LIBRARY_MISMATCH, F.SONAME_UNRESOLVED, F.IMPORT_FAILED}))
+    for chunk in _chunks(installs, desired.batch_size):
+        batches.append(("install missing or mismatched requirements", list(chunk),
+                        {F.REQUIREMENT_MISSING, F.REQUIREMENT_VERSION_MISMATCH, F.SONAME_UNRESOLVED}))
+    if late:
+        batches.append(("remove former sole providers, now replaced",
+                        [_remove(by_key[k], removals[k]) for k in sorted(late)], {F.CUDA_DIST_UNREQUIRED}))
+    codes = {f.code for f in findings if f.severity != F.INFO}
+    return Plan(tuple(Batch(i + 1, title, tuple(actions), tuple(sorted(answers & codes)))
+                      for i, (title, actions, answers) in enumerate(batches)), tuple(unfixable))
+
+
+# --- what to remove ------------------------------------------------------------------------------------------
+
+def _installed(obs) -> Dict[str, object]:
+    by_key: Dict[str, object] = {}
+    for dist in obs.distributions:
+        by_key.setdefault(dist.key, dist)
+    return by_key
+
+
+def _removals(obs, desired: DesiredState, declared: Set[str], by_key) -> Dict[str, str]:
+    """canonical name -> why it goes."""
+    removals: Dict[str, str] = {}
+    for name in desired.remove:
+        key = _canonical(name)
+        if key in declared:
+            raise PlanError("cannot remove %s: %s requires it (declared set)" % (name, obs.options.anchor))
+        if key in by_key:
+            removals[key] = "listed in remove"
+    if desired.prune == "none":
+        return removals
+    for key, dist in by_key.items():
+        if key in declared or key in removals:
+            continue
+        if desired.prune == "all" and key not in _SEED:
+            removals[key] = "not in the declared set (prune: all)"
+        elif _is_cuda_related(obs, dist):
+            removals[key] = "CUDA wheel outside the declared set (prune: cuda)"
+    return removals
+
+
+def _is_cuda_related(obs, dist) -> bool:
+    major, _evidence = obs.majors.get(dist.dist_info, (None, None))
+    if dist.key in cuda.KNOWN_CUDA_CONSUMERS:
+        return True
+    return major is not None
+
+
+def _co_owners(obs, removals: Dict[str, str], by_key) -> Dict[str, Set[str]]:
+    """removed name -> kept names that list one of its paths (they must be reinstalled after it goes)."""
+    result: Dict[str, Set[str]] = {}
+    for conflict in obs.conflicts:
+        keys = {_label_key(label) for label in conflict.owners}
+        gone = keys & set(removals)
+        kept = keys - set(removals)
+        for key in gone:
+            result.setdefault(key, set()).update(k for k in kept if k in by_key)
+    return result
+
+
+def _damaged(obs, findings, declared: Set[str], by_key) -> Dict[str, str]:
+    """Kept distributions whose files are missing or modified -> reason."""
+    damaged: Dict[str, str] = {}
+    for dist in obs.distributions:
+        state = obs.file_states.get(dist.dist_info)
+        if state is None or dist.key not in by_key:
+            continue
+        if state.missing:
+            damaged[dist.key] = "%d file(s) missing (RECORD_MISSING_FILES)" % len(state.missing)
+        elif state.modified:
+            damaged[dist.key] = "%d file(s) modified (RECORD_MODIFIED_FILES)" % len(state.modified)
+    for finding in findings:
+        if finding.code == F.RUNTIME_LIBRARY_MISMATCH and finding.details.get("distribution"):
+            key = _canonical(finding.details["distribution"])
+            damaged.setdefault(key, "runs another library version (RUNTIME_LIBRARY_MISMATCH)")
+    return damaged
+
+
+def _installs(obs) -> Tuple[List[Action], List[str]]:
+    installs: List[Action] = []
+    unfixable: List[str] = []
+    seen = set()
+    for edge in obs.requirements:
+        if edge.satisfied or edge.name in seen:
+            continue
+        seen.add(edge.name)
+        requirement = edge.requirement.split(";", 1)[0].strip()
+        if "[" in requirement:  # extras select requirements we already walk; install the bare distribution
+            requirement = requirement.split("[", 1)[0] + requirement.split("]", 1)[1]
+        if edge.installed is None:
+            installs.append(Action("install", edge.name, requirement, "required by %s, not installed" % edge.required_by))
+        else:
+            installs.append(Action("install", edge.name, requirement,
+                                   "%s installed, %s requires %s" % (edge.installed, edge.required_by, requirement)))
+    return installs, unfixable
+
+
+def _split_sole_providers(obs, removals: Dict[str, str], declared: Set[str]) -> Tuple[List[str], List[str]]:
+    """Removals split into (safe now, only after everything else): invariant 3."""
+    needed = _needed_sonames_by_kept(obs, removals)
+    safe, late = [], []
+    for key in sorted(removals):
+        provided = {o.elf.soname for o in obs.objects.values()
+                    if o.owner.key == key and o.elf is not None and o.elf.soname}
+        sole = [s for s in provided & needed if not _provided_by_kept(obs, s, removals)]
+        (late if sole else safe).append(key)
+    return safe, late
+
+
+def _needed_sonames_by_kept(obs, removals) -> Set[str]:
+    needed: Set[str] = set()
+    graph = obs.import_graph
+    if graph is None:
+        return needed
+    for path, resolutions in graph.resolutions.items():
+        owners = obs.owners_of(path)
+        if owners and all(o.key in removals for o in owners):
+            continue
+        needed.update(r.soname for r in resolutions)
+    return needed
+
+
+def _provided_by_kept(obs, soname: str, removals) -> bool:
+    for obj in obs.objects.values():
+        if obj.elf is not None and obj.elf.soname == soname and obj.owner.key not in removals:
+            return True
+    for dist in obs.distributions:  # a kept wheel whose files are missing still provides it once reinstalled
+        if dist.key not in removals and any(os.path.basename(e.path) == soname for e in dist.entries):
+            return True
+    return False
+
+
+# --- grouping --------------------------------------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class _Units:
+    units: Tuple[Tuple[Tuple[str, ...], Tuple[Tuple[str, str], ...]], ...]
+    removal_keys: frozenset
+
+
+def _collision_units(removals, co_owners, damaged, safe, by_key) -> _Units:
+    """Atomic units: colliding removals with the reinstalls of their co-owners; damaged wheels alone."""
+    units = []
+    taken: Set[str] = set()
+    removal_keys = set()
+    for key in sorted(co_owners):
+        if key not in safe or not co_owners[key]:
+            continue
+        reinstalls = tuple((k, damaged.get(k, "co-owner of paths %s removes" % key)) for k in sorted(co_owners[key]))
+        units.append(((key,), reinstalls))
+        taken.update(k for k, _r in reinstalls)
+        removal_keys.add(key)
+    for key in sorted(damaged):
+        if key not in taken and key not in removals and key in by_key:
+            units.append(((), ((key, damaged[key]),)))
+    return _Units(tuple(units), frozenset(removal_keys))
+
+
+def _chunks(items, size: int):
+    items = list(items)
+    size = max(1, size)
+    for start in range(0, len(items), size):
+        yield items[start:start + size]
+
+
+def _remove(dist, reason: str) -> Action:
+    return Action("remove", dist.key, dist.name, reason)
+
+
+def _reinstall(dist, reason: str) -> Action:
+    return Action("reinstall", dist.key, "%s==%s" % (dist.name, dist.version), reason)
+
+
+def _canonical(name: str) -> str:
+    return re.sub(r"[-_.]+", "-", name).lower()
+
+
+def _label_key(label: str) -> str:
+    return _canonical(label.split(" ", 1)[0])
+
+
+def removal_targets(plan: Plan) -> List[str]:
+    return [a.name for b in plan.batches for a in b.actions if a.kind == "remove"]
+
+
+def predicted_inventory(before: Dict[str, str], plan: Plan) -> Dict[str, Optional[str]]:
+    """Inventory (name -> version) after the plan, for check and diff modes."""
+    after = dict(before)
+    for batch in plan.batches:
+        for action in batch.actions:
+            if action.kind == "remove":
+                after.pop(action.name, None)
+            elif "==" in action.requirement:
+                after[action.name] = action.requirement.split("==", 1)[1].rstrip(".*")
+            else:
+                after[action.name] = action.requirement
+    return dict(sorted(after.items()))

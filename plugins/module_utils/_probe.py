@@ -1,0 +1,471 @@
+# -*- coding: utf-8 -*-
+# Copyright: (c) 2026, gpuops.cuda_venv contributors
+# GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
+"""Ask a venv's own interpreter about itself: its paths and markers, and whether the anchor imports.
+
+Private to the gpuops.cuda_venv collection: not a public API.
+
+The modules never run inside the venv they diagnose (it may be broken); these
+functions start its interpreter as a subprocess through a runner, with a
+timeout, a fresh empty working directory, ``-I`` (no cwd on sys.path, no
+PYTHON* variables, no user site) and ``-B`` (no .pyc written into the venv),
+and a clean environment.  torch preloads ``<each sys.path entry>/nvidia/*/lib``
+(FACTS.md section 3), so a probe started with the caller's cwd on sys.path
+could load someone else's libraries: these probes cannot.
+
+The scripts below run in the venv's interpreter, which may be old: they stay
+Python 3.6 compatible and use the standard library only.  Each prints one line
+``CUDA_VENV_PROBE <json>``; everything else on stdout is noise from the import.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import signal
+import tempfile
+import time
+from dataclasses import dataclass, field
+from typing import Optional, Sequence, Union
+
+from ansible_collections.gpuops.cuda_venv.plugins.module_utils import _runner
+
+MARKER = "CUDA_VENV_PROBE "
+
+# Characters of output kept in a CheckResult and of stderr quoted in errors.
+TAIL_CHARS = 4000
+
+INTERPRETER_SCRIPT = r'''
+import json
+import os
+import platform
+import sys
+import sysconfig
+
+
+def full_version(info):
+    version = "%d.%d.%d" % (info.major, info.minor, info.micro)
+    if info.releaselevel != "final":
+        version += info.releaselevel[0] + str(info.serial)
+    return version
+
+
+def marker_environment():
+    # packaging.markers.default_environment(), rebuilt: the venv may not have packaging.
+    return {
+        "implementation_name": sys.implementation.name,
+        "implementation_version": full_version(sys.implementation.version),
+        "os_name": os.name,
+        "platform_machine": platform.machine(),
+        "platform_release": platform.release(),
+        "platform_system": platform.system(),
+        "platform_version": platform.version(),
+        "python_full_version": platform.python_version(),
+        "platform_python_implementation": platform.python_implementation(),
+        "python_version": ".".join(platform.python_version_tuple()[:2]),
+        "sys_platform": sys.platform,
+    }
+
+
+paths = sysconfig.get_paths()
+report = {
+    "executable": sys.executable,
+    "version": platform.python_version(),
+    "implementation": sys.implementation.name,
+    "purelib": paths.get("purelib"),
+    "platlib": paths.get("platlib"),
+    "sys_path": list(sys.path),
+    "marker_env": marker_environment(),
+}
+sys.stdout.write("\nCUDA_VENV_PROBE " + json.dumps(report) + "\n")
+'''
+
+IMPORT_SCRIPT = r'''
+import importlib
+import json
+import os
+import re
+import sys
+import traceback
+
+# A private copy of stdout: the import may replace or close sys.stdout.
+REPORT_FD = os.dup(1)
+SHARED_OBJECT = re.compile(r"\.so(\.|$)")
+
+
+def exception_line(exc):
+    # The last line Python prints for an uncaught exception ("Type: message").
+    cls = type(exc)
+    name = cls.__qualname__
+    if cls.__module__ not in ("builtins", "__main__"):
+        name = cls.__module__ + "." + name
+    if isinstance(exc, SyntaxError) and exc.msg is not None:
+        text = str(exc.msg)
+    else:
+        try:
+            text = str(exc)
+        except Exception:
+            text = "<exception str() failed>"
+    return name + ": " + text if text else name
+
+
+def json_value(value):
+    if value is None or isinstance(value, (bool, int, float, str)):
+        return value
+    return str(value)
+
+
+def attempt(report, key, read):
+    # One version fact; a broken library may raise anything, and the others still count.
+    try:
+        report["versions"][key] = json_value(read())
+    except BaseException as exc:
+        report["versions"][key] = None
+        report["version_errors"][key] = exception_line(exc)
+
+
+def nccl_text(raw):
+    # torch returns (2, 27, 5); old releases returned NCCL's integer code.
+    if isinstance(raw, (tuple, list)):
+        return ".".join(str(part) for part in raw)
+    raw = int(raw)
+    if raw >= 10000:
+        return "%d.%d.%d" % (raw // 10000, raw % 10000 // 100, raw % 100)
+    return "%d.%d.%d" % (raw // 1000, raw % 1000 // 100, raw % 100)
+
+
+def read_versions(anchor, module, report):
+    if anchor == "torch":
+        attempt(report, "torch", lambda: str(module.__version__))
+        attempt(report, "cuda", lambda: importlib.import_module("torch.version").cuda)
+        attempt(report, "cudnn", lambda: importlib.import_module("torch.backends.cudnn").version())
+        attempt(report, "nccl", lambda: nccl_text(importlib.import_module("torch.cuda.nccl").version()))
+        attempt(report, "cuda_available", lambda: bool(importlib.import_module("torch.cuda").is_available()))
+    elif hasattr(module, "__version__"):
+        attempt(report, anchor, lambda: str(module.__version__))
+
+
+def mapped_objects():
+    # Real paths of the shared objects mapped now, first seen first.
+    seen = []
+    with open("/proc/self/maps", "rb") as maps:
+        for raw in maps:
+            fields = raw.rstrip(b"\n").split(None, 5)
+            if len(fields) < 6 or not fields[5].startswith(b"/"):
+                continue
+            path = os.fsdecode(fields[5])
+            if path.endswith(" (deleted)") or not SHARED_OBJECT.search(os.path.basename(path)):
+                continue
+            real = os.path.realpath(path)
+            if real not in seen:
+                seen.append(real)
+    return seen
+
+
+def main():
+    anchor = sys.argv[1]
+    report = {"ok": False, "error": None, "traceback": None, "versions": {}, "version_errors": {}, "loaded": []}
+    try:
+        module = importlib.import_module(anchor)
+    except BaseException as exc:
+        report["error"] = exception_line(exc)
+        report["traceback"] = traceback.format_exc()
+    else:
+        report["ok"] = True
+        read_versions(anchor, module, report)
+    try:
+        report["loaded"] = mapped_objects()
+    except OSError as exc:
+        report["version_errors"]["loaded"] = exception_line(exc)
+    data = ("\nCUDA_VENV_PROBE " + json.dumps(report) + "\n").encode("utf-8")
+    while data:
+        data = data[os.write(REPORT_FD, data):]
+    for stream in (sys.stdout, sys.stderr):
+        try:
+            stream.flush()
+        except BaseException:
+            pass
+    # Skip interpreter shutdown: a library's exit handlers must not change the answer.
+    os._exit(0 if report["ok"] else 1)
+
+
+main()
+'''
+
+
+class ProbeError(ValueError):
+    """Bad input to a probe (not a failed probe: that is a result)."""
+
+
+@dataclass(frozen=True)
+class InterpreterInfo:
+    """What a venv's interpreter says about itself; ok False and ``error`` when it could not say."""
+
+    ok: bool
+    executable: str
+    version: Optional[str]
+    implementation: Optional[str]
+    purelib: Optional[str]
+    platlib: Optional[str]
+    sys_path: tuple
+    marker_env: dict
+    error: Optional[str]
+
+
+@dataclass(frozen=True)
+class CheckResult:
+    """What a user's own check command did."""
+
+    argv: tuple
+    ok: bool
+    returncode: Optional[int]
+    timed_out: bool
+    signal: Optional[str]
+    output: str
+    error: Optional[str]
+    duration: float
+
+
+@dataclass(frozen=True)
+class ProbeResult:
+    """What importing the anchor in the venv's interpreter did.
+
+    ``error`` is the exception line as Python prints it; ``loaded`` the real
+    paths of the shared objects mapped after the import and version reads;
+    ``version_errors`` maps a ``versions`` key whose read raised to that
+    exception line; ``check`` is the user's command, run only after a
+    successful import.
+    """
+
+    ran: bool
+    ok: bool
+    error: Optional[str]
+    traceback: Optional[str]
+    returncode: Optional[int]
+    timed_out: bool
+    signal: Optional[str]
+    loaded: tuple
+    versions: dict
+    duration: float
+    version_errors: dict = field(default_factory=dict)
+    check: Optional[CheckResult] = None
+
+
+def query_interpreter(python: str, runner, timeout: float = 30.0) -> InterpreterInfo:
+    """Ask ``python`` (a venv's interpreter) for its version, install paths, sys.path and marker environment."""
+    python = _interpreter_path(python)
+    _check_timeout(timeout)
+    problem = _interpreter_problem(python)
+    if problem:
+        return _no_info(python, problem)
+    result, _duration = _run_isolated(runner, [python, "-I", "-B", "-c", INTERPRETER_SCRIPT], {}, timeout)
+    report = _report(result.stdout)
+    if not result.ok or report is None:
+        return _no_info(python, _failure(python, result, timeout))
+    return InterpreterInfo(
+        ok=True,
+        executable=report.get("executable") or python,
+        version=report.get("version"),
+        implementation=report.get("implementation"),
+        purelib=report.get("purelib"),
+        platlib=report.get("platlib"),
+        sys_path=tuple(report.get("sys_path") or ()),
+        marker_env=dict(report.get("marker_env") or {}),
+        error=None,
+    )
+
+
+def probe_import(
+    python: str,
+    anchor: str,
+    runner,
+    *,
+    ld_library_path: Union[str, Sequence[str]] = (),
+    timeout: float = 120.0,
+    command: Optional[Sequence[str]] = None,
+) -> ProbeResult:
+    """Import ``anchor`` with the venv's interpreter, isolated; then run ``command`` if the import worked.
+
+    ``ld_library_path`` is the workload's LD_LIBRARY_PATH (absolute folders);
+    nothing else of the caller's environment reaches the probe.
+    """
+    python = _interpreter_path(python)
+    _check_anchor(anchor)
+    _check_timeout(timeout)
+    extra = _library_env(ld_library_path)
+    argv = _check_argv(command) if command is not None else None
+    problem = _interpreter_problem(python)
+    if problem:
+        return ProbeResult(
+            ran=False, ok=False, error=problem, traceback=None, returncode=None, timed_out=False, signal=None, loaded=(), versions={}, duration=0.0
+        )
+    result, duration = _run_isolated(runner, [python, "-I", "-B", "-c", IMPORT_SCRIPT, anchor], extra, timeout)
+    report = _report(result.stdout)
+    if report is None:
+        return ProbeResult(
+            ran=True,
+            ok=False,
+            error=_failure(python, result, timeout, "importing %s" % anchor),
+            traceback=_tail(result.stderr) or None,
+            returncode=None if result.timed_out else result.rc,
+            timed_out=result.timed_out,
+            signal=_signal_name(result),
+            loaded=(),
+            versions={},
+            duration=duration,
+        )
+    ok = bool(report.get("ok")) and result.ok
+    return ProbeResult(
+        ran=True,
+        ok=ok,
+        error=report.get("error") or (None if ok else _failure(python, result, timeout, "importing %s" % anchor)),
+        traceback=report.get("traceback"),
+        returncode=None if result.timed_out else result.rc,
+        timed_out=result.timed_out,
+        signal=_signal_name(result),
+        loaded=tuple(report.get("loaded") or ()),
+        versions=dict(report.get("versions") or {}),
+        duration=duration,
+        version_errors=dict(report.get("version_errors") or {}),
+        check=run_check(argv, runner, ld_library_path=ld_library_path, timeout=timeout) if ok and argv is not None else None,
+    )
+
+
+def run_check(
+    argv: Sequence[str],
+    runner,
+    *,
+    ld_library_path: Union[str, Sequence[str]] = (),
+    timeout: float = 120.0,
+) -> CheckResult:
+    """Run a user's own check command from an empty folder with a clean environment.
+
+    It is the user's argv, so no ``-I`` is added; PYTHONDONTWRITEBYTECODE and
+    PYTHONNOUSERSITE give a Python check the effect of ``-B`` and ``-s``.
+    """
+    argv = _check_argv(argv)
+    _check_timeout(timeout)
+    extra = _library_env(ld_library_path)
+    extra.update({"PYTHONDONTWRITEBYTECODE": "1", "PYTHONNOUSERSITE": "1"})
+    result, duration = _run_isolated(runner, argv, extra, timeout)
+    output = _tail(result.stdout + result.stderr)
+    error = None
+    if not result.ok:
+        error = _failure(argv[0], result, timeout, what="check command")
+    return CheckResult(
+        argv=tuple(argv),
+        ok=result.ok,
+        returncode=None if result.timed_out else result.rc,
+        timed_out=result.timed_out,
+        signal=_signal_name(result),
+        output=output,
+        error=error,
+        duration=duration,
+    )
+
+
+def _run_isolated(runner, argv, extra, timeout):
+    """Run argv in a fresh empty folder (removed afterwards) with a clean environment."""
+    workdir = tempfile.mkdtemp(prefix="cuda_venv_probe_")
+    started = time.monotonic()
+    try:
+        result = runner.run(argv, cwd=workdir, env=_runner.clean_env(extra), timeout=timeout)
+    finally:
+        shutil.rmtree(workdir, ignore_errors=True)
+    return result, time.monotonic() - started
+
+
+def _report(stdout: str) -> Optional[dict]:
+    """The last marker line's JSON, or None when there is none (the process died first)."""
+    for line in reversed(stdout.splitlines()):
+        if line.startswith(MARKER):
+            try:
+                report = json.loads(line[len(MARKER):])
+            except ValueError:
+                return None
+            return report if isinstance(report, dict) else None
+    return None
+
+
+def _failure(program: str, result, timeout: float, during: str = "", what: str = "venv interpreter") -> str:
+    """One sentence saying how a process failed, with the last line it wrote to stderr."""
+    head = "%s %s" % (what, program)
+    during = " while %s" % during if during else ""
+    if result.timed_out:
+        return "%s did not finish within %g s%s; its process group was killed" % (head, timeout, during)
+    name = _signal_name(result)
+    if name:
+        message = "%s was killed by %s%s" % (head, name, during)
+    elif result.rc != 0:
+        message = "%s exited with code %d%s" % (head, result.rc, during)
+    else:
+        message = "%s printed no %s line%s" % (head, MARKER.strip(), during)
+    last = _last_line(result.stderr)
+    return "%s: %s" % (message, last) if last else message
+
+
+def _signal_name(result) -> Optional[str]:
+    if result.timed_out or result.rc >= 0:
+        return None
+    try:
+        return signal.Signals(-result.rc).name
+    except ValueError:
+        return "signal %d" % -result.rc
+
+
+def _interpreter_problem(python: str) -> Optional[str]:
+    """Why ``python`` cannot be started, or None."""
+    if not os.path.exists(python):
+        if os.path.islink(python):
+            return "venv interpreter %s is missing (broken symlink to %s)" % (python, os.readlink(python))
+        return "venv interpreter %s is missing" % python
+    if os.path.isdir(python) or not os.access(python, os.X_OK):
+        return "venv interpreter %s is not executable" % python
+    return None
+
+
+def _no_info(python: str, error: str) -> InterpreterInfo:
+    return InterpreterInfo(False, python, None, None, None, None, (), {}, error)
+
+
+def _interpreter_path(python) -> str:
+    # Absolute, not resolved: a venv's bin/python symlink is what makes it that venv.
+    if not isinstance(python, str) or not python:
+        raise ProbeError("interpreter path %r is not a path: pass the venv's bin/python" % (python,))
+    return os.path.abspath(python)
+
+
+def _check_anchor(anchor) -> None:
+    if not isinstance(anchor, str) or not all(part.isidentifier() for part in anchor.split(".")):
+        raise ProbeError("anchor %r is not an importable module name: pass one such as 'torch'" % (anchor,))
+
+
+def _check_timeout(timeout) -> None:
+    if isinstance(timeout, bool) or not isinstance(timeout, (int, float)) or timeout <= 0:
+        raise ProbeError("timeout %r is not a positive number of seconds" % (timeout,))
+
+
+def _check_argv(argv) -> list:
+    if isinstance(argv, (str, bytes)) or not argv or not all(isinstance(arg, str) for arg in argv):
+        raise ProbeError("check command %r is not an argv list of strings: pass e.g. ['/venv/bin/python', 'check.py']" % (argv,))
+    return list(argv)
+
+
+def _library_env(ld_library_path) -> dict:
+    """LD_LIBRARY_PATH for the probe: the workload's folders only, absolute."""
+    folders = ld_library_path.split(":") if isinstance(ld_library_path, str) else list(ld_library_path or ())
+    folders = [folder for folder in folders if folder]
+    for folder in folders:
+        if not isinstance(folder, str) or ":" in folder or not os.path.isabs(folder):
+            raise ProbeError("LD_LIBRARY_PATH entry %r is not an absolute folder path" % (folder,))
+    return {"LD_LIBRARY_PATH": ":".join(folders)} if folders else {}
+
+
+def _last_line(text: str) -> str:
+    lines = [line.strip() for line in text.splitlines() if line.strip()]
+    return lines[-1] if lines else ""
+
+
+def _tail(text: str) -> str:
+    return text[-TAIL_CHARS:]

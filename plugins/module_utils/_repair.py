@@ -1,0 +1,297 @@
+# -*- coding: utf-8 -*-
+# Copyright: (c) 2026, gpuops.cuda_venv contributors
+# GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
+"""Run a repair plan batch by batch: lock, recover, snapshot, apply, test, commit or restore.
+
+Private to the gpuops.cuda_venv collection: not a public API.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass, field
+from typing import Dict, List, Optional, Sequence, Tuple
+
+from ansible_collections.gpuops.cuda_venv.plugins.module_utils._crash_points import crash_point
+from ansible_collections.gpuops.cuda_venv.plugins.module_utils._diagnose import diagnose
+from ansible_collections.gpuops.cuda_venv.plugins.module_utils._findings import ERROR, is_healthy, summarize
+from ansible_collections.gpuops.cuda_venv.plugins.module_utils._journal import Journal
+from ansible_collections.gpuops.cuda_venv.plugins.module_utils._observe import FactsOptions, observe
+from ansible_collections.gpuops.cuda_venv.plugins.module_utils._plan import DesiredState, Plan, make_plan, predicted_inventory
+from ansible_collections.gpuops.cuda_venv.plugins.module_utils._probe import run_check
+from ansible_collections.gpuops.cuda_venv.plugins.module_utils._record_check import check_distribution
+from ansible_collections.gpuops.cuda_venv.plugins.module_utils._recovery import Batch, recover
+from ansible_collections.gpuops.cuda_venv.plugins.module_utils._redact import redact
+from ansible_collections.gpuops.cuda_venv.plugins.module_utils._venv_lock import VenvLock
+
+STATE_DIR = ".cuda_venv"
+MAX_ROUNDS = 3
+
+
+class RepairFailed(Exception):
+    """A batch failed and was restored; carries the partial result."""
+
+    def __init__(self, message: str, result: dict):
+        super().__init__(message)
+        self.result = result
+
+
+@dataclass(frozen=True)
+class RepairOptions:
+    facts: FactsOptions
+    desired: DesiredState
+    probe: bool = True
+    probe_command: Tuple[str, ...] = ()
+    batch: Optional[int] = None
+    lock_timeout: float = 0.0
+    check_mode: bool = False
+    diff: bool = False
+
+
+@dataclass
+class _Run:
+    options: RepairOptions
+    backend: object
+    runner: object
+    secrets: Tuple[str, ...]
+    executed: List[dict] = field(default_factory=list)
+    touched: set = field(default_factory=set)
+
+
+def state_dir_of(root: str) -> str:
+    return os.path.join(root, STATE_DIR)
+
+
+def inventory(obs) -> Dict[str, str]:
+    """name -> version, as installed."""
+    return dict(sorted((d.key, d.version) for d in obs.distributions))
+
+
+def file_state(obs) -> Dict[str, dict]:
+    """Per damaged distribution: its missing/modified counts; plus the conflicting paths."""
+    state = {}
+    for dist in obs.distributions:
+        check = obs.file_states.get(dist.dist_info)
+        if check and (check.missing or check.modified):
+            state[dist.key] = {"missing": len(check.missing), "modified": len(check.modified)}
+    return {"damaged": state, "conflicts": sorted(c.path for c in obs.conflicts)}
+
+
+def repair(options: RepairOptions, backend, runner, secrets: Sequence[str] = ()) -> dict:
+    """Plan, then (unless check mode) execute; returns the module's result dictionary."""
+    static = _static_options(options.facts)
+    root = os.path.abspath(options.facts.path)
+    if options.check_mode:
+        obs = observe(static, runner)
+        return _check_result(options, obs, root)
+    state_dir = state_dir_of(root)
+    run = _Run(options, backend, runner, tuple(secrets))
+    with VenvLock(state_dir, timeout=options.lock_timeout):
+        recovered = recover(root, state_dir)
+        before = observe(static, runner)
+        findings = diagnose(before)
+        plan = make_plan(before, findings, options.desired)
+        if plan.empty:
+            return _result(options, before, before, plan, run, recovered, changed=bool(recovered))
+        current = _with_probe(options, runner)
+        baseline = _health(current, options, runner)
+        journal = Journal(state_dir)
+        plan_seen = plan
+        for _round in range(1 if options.batch else MAX_ROUNDS):
+            batches = plan.batches
+            if options.batch:
+                if options.batch > len(batches):
+                    raise RepairFailed("batch %d does not exist: the plan has %d batch(es)" % (
+                        options.batch, len(batches)), _result(options, before, current, plan, run, recovered))
+                batches = (batches[options.batch - 1],)
+            for batch in batches:
+                current, baseline = _run_batch(run, journal, root, state_dir, batch, current, baseline, before, plan, recovered)
+            if options.batch:
+                break
+            plan = make_plan(_static(options, runner), diagnose(current), options.desired)
+            if plan.empty or plan.as_dict() == plan_seen.as_dict():
+                break
+            plan_seen = plan
+        journal.append("done")
+        journal.reset()
+        after = observe(static, runner)
+        return _result(options, before, after, plan_seen, run, recovered, probe_obs=current)
+
+
+def _run_batch(run, journal, root, state_dir, batch, current, baseline, before, plan, recovered):
+    txn = Batch.begin(root, state_dir, journal, batch.number, actions=[a.as_dict() for a in batch.actions])
+    txn.apply()
+    record = {"batch": batch.number, "title": batch.title, "commands": [], "result": None}
+    run.executed.append(record)
+    for kind, actions in _command_groups(batch.actions):
+        result = _apply(run, kind, actions)
+        record["commands"].append({"argv": list(result.argv), "rc": result.rc})
+        txn.action(kind=kind, names=[a.name for a in actions], rc=result.rc)
+        run.touched.update(a.name for a in actions if a.kind != "remove")
+        crash_point("repair.after-%s" % kind)
+        if not result.ok:
+            _fail(run, txn, record, "batch %d: %s failed: %s" % (batch.number, kind, _tail(result)),
+                  _result(run.options, before, current, plan, run, recovered, failed=True))
+    txn.probe()
+    crash_point("repair.before-probe")
+    after = _with_probe(run.options, run.runner)
+    health = _health(after, run.options, run.runner)
+    regression = _regression(baseline, health)
+    if regression:
+        _fail(run, txn, record, "batch %d: the test after it failed: %s" % (batch.number, regression),
+              _result(run.options, before, current, plan, run, recovered, failed=True))
+    crash_point("repair.before-commit")
+    txn.commit()
+    record["result"] = "committed"
+    return after, health
+
+
+def _fail(run, txn, record, message, result):
+    """Restore the batch's snapshot, close the journal, and raise with the partial result."""
+    message = redact(message, run.secrets)
+    txn.rollback(message)
+    txn.journal.append("done")
+    txn.journal.reset()
+    record["result"] = "rolled back"
+    record["reason"] = message
+    raise RepairFailed(message, result)
+
+
+def _command_groups(actions):
+    """Consecutive actions of one kind become one installer call: removals first, as planned."""
+    groups: List[Tuple[str, List]] = []
+    for action in actions:
+        if groups and groups[-1][0] == action.kind:
+            groups[-1][1].append(action)
+        else:
+            groups.append((action.kind, [action]))
+    return groups
+
+
+def _apply(run, kind, actions):
+    if kind == "remove":
+        return run.backend.uninstall([a.requirement for a in actions])
+    if kind == "reinstall":
+        return run.backend.install([a.requirement for a in actions], reinstall=[a.name for a in actions], no_deps=True)
+    return run.backend.install([a.requirement for a in actions], no_deps=True)
+
+
+def _tail(result) -> str:
+    text = (result.stderr or result.stdout or "").strip().splitlines()
+    if result.timed_out:
+        return "timed out"
+    return " | ".join(text[-4:]) if text else "exit code %d" % result.rc
+
+
+@dataclass(frozen=True)
+class _Health:
+    import_ok: Optional[bool]
+    import_error: Optional[str]
+    errors: frozenset
+    check_ok: Optional[bool]
+    check_error: Optional[str]
+
+
+def _health(obs, options, runner) -> _Health:
+    findings = diagnose(obs)
+    errors = frozenset((f.code, f.subject) for f in findings if f.severity == ERROR)
+    probe = obs.probe
+    check_ok, check_error = None, None
+    if options.probe_command:
+        check = run_check(list(options.probe_command), runner, ld_library_path=options.facts.ld_library_path,
+                          timeout=options.facts.probe_timeout)
+        check_ok, check_error = check.ok, check.error
+    return _Health(probe.ok if probe else None, probe.error if probe else None, errors, check_ok, check_error)
+
+
+def _regression(before: _Health, after: _Health) -> Optional[str]:
+    """Why the venv got worse, or None. A venv already broken may stay broken between batches."""
+    if before.import_ok and after.import_ok is False:
+        return "import failed: %s" % after.import_error
+    if before.check_ok and after.check_ok is False:
+        return "probe_command failed: %s" % after.check_error
+    new = sorted(after.errors - before.errors)
+    if new:
+        return "new error finding(s): %s" % ", ".join("%s %s" % item for item in new)
+    return None
+
+
+def _static_options(facts: FactsOptions) -> FactsOptions:
+    return FactsOptions(path=facts.path, anchor=facts.anchor, probe=False, verify=facts.verify,
+                        ld_library_path=facts.ld_library_path, probe_timeout=facts.probe_timeout, gpu=False,
+                        roots=facts.roots)
+
+
+def _static(options, runner):
+    return observe(_static_options(options.facts), runner)
+
+
+def _with_probe(options, runner):
+    facts = options.facts
+    return observe(FactsOptions(path=facts.path, anchor=facts.anchor, probe=options.probe, verify=facts.verify,
+                                ld_library_path=facts.ld_library_path, probe_timeout=facts.probe_timeout,
+                                gpu=False, roots=facts.roots), runner)
+
+
+def _check_result(options, obs, root) -> dict:
+    findings = diagnose(obs)
+    plan = make_plan(obs, findings, options.desired)
+    pending = Journal(state_dir_of(root)).open_batch() if os.path.isdir(state_dir_of(root)) else None
+    result = {
+        "changed": not plan.empty or pending is not None,
+        "plan": plan.as_dict(),
+        "healthy": is_healthy(findings),
+        "findings": [f.as_dict() for f in findings],
+        "summary": summarize(findings),
+        "batches": [],
+        "recovered": None,
+    }
+    if pending is not None:
+        result["pending_recovery"] = "an interrupted run (batch %s) will be rolled back first" % pending.get("batch")
+    if options.diff:
+        result["diff"] = {"before": _diff_side(inventory(obs), file_state(obs)),
+                          "after": _diff_side(predicted_inventory(inventory(obs), plan),
+                                              {"damaged": {}, "conflicts": []} if not plan.empty else file_state(obs))}
+    return result
+
+
+def _result(options, before, after, plan: Plan, run, recovered, changed=None, failed=False, probe_obs=None) -> dict:
+    findings = diagnose(probe_obs if probe_obs is not None else after)
+    inv_before, inv_after = inventory(before), inventory(after)
+    files_before, files_after = file_state(before), file_state(after)
+    if changed is None:
+        changed = inv_before != inv_after or files_before != files_after
+    result = {
+        "changed": bool(changed),
+        "plan": plan.as_dict(),
+        "batches": run.executed,
+        "recovered": recovered,
+        "healthy": is_healthy(findings),
+        "findings": [f.as_dict() for f in findings],
+        "summary": summarize(findings),
+        "backend": getattr(run.backend, "name", None),
+        "verified": _verify_touched(after, run.touched) if not failed else {},
+    }
+    if options.diff:
+        result["diff"] = {"before": _diff_side(inv_before, files_before), "after": _diff_side(inv_after, files_after)}
+    return result
+
+
+def _verify_touched(obs, touched) -> dict:
+    """sha256 of every file of every reinstalled or installed distribution against its RECORD."""
+    verdict = {}
+    for dist in obs.distributions:
+        if dist.key in touched:
+            state = check_distribution(dist, obs.layout.root, "hash")
+            verdict[dist.key] = "ok" if not (state.missing or state.modified) else "%d missing, %d modified" % (
+                len(state.missing), len(state.modified))
+    return verdict
+
+
+def _diff_side(inv: Dict[str, str], files: dict) -> str:
+    lines = ["%s==%s" % item for item in sorted(inv.items())]
+    for key, counts in sorted(files["damaged"].items()):
+        lines.append("# %s: %d missing, %d modified" % (key, counts["missing"], counts["modified"]))
+    for path in files["conflicts"]:
+        lines.append("# conflict: %s" % path)
+    return "\n".join(lines) + "\n"

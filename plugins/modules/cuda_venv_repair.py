@@ -1,0 +1,297 @@
+#!/usr/bin/python
+# -*- coding: utf-8 -*-
+# Copyright: (c) 2026, gpuops.cuda_venv contributors
+# GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
+
+from __future__ import annotations
+
+DOCUMENTATION = r"""
+---
+module: cuda_venv_repair
+short_description: Converge a CUDA Python venv to its declared wheels in staged, reversible batches
+version_added: "0.1.0"
+description:
+  - Diagnoses the venv like M(gpuops.cuda_venv.cuda_venv_facts), then plans and runs the repair that works for
+    colliding CUDA wheels - remove the colliding wheels first, then force-reinstall the wheels they overwrote or
+    deleted, by name and without deps, from the given wheel sources, then install missing requirements.
+  - The declared set is the anchor's requirement closure (extras and markers included) plus O(packages).
+  - Each batch runs under a lock, after a snapshot of the whole venv (hard links, so it costs metadata operations
+    only); after each batch the import probe (and O(probe_command)) runs; a failed install or a test that got
+    worse restores the snapshot byte for byte and the module fails with the installer's or the probe's message.
+  - A journal in C(PATH/.cuda_venv/) records each phase; a run that finds an interrupted one rolls it back first
+    and says so in RV(recovered).
+  - C(changed) comes from comparing the inventory (name, version) and file state before and after, never from
+    installer output. A healthy venv with nothing to prune runs no installer and reports C(changed=false).
+author:
+  - gpuops.cuda_venv contributors
+extends_documentation_fragment:
+  - gpuops.cuda_venv.attributes
+attributes:
+  check_mode:
+    support: full
+    details: Returns the whole plan and changes nothing.
+  diff_mode:
+    support: full
+    details: Inventory (name==version) and damaged files before and after.
+requirements:
+  - packaging (on the managed node's Python)
+  - pip in the venv, or uv on the node
+options:
+  path:
+    description: Absolute path of the venv's root (the directory that holds C(pyvenv.cfg)).
+    type: path
+    required: true
+  anchor:
+    description: The distribution whose requirement closure is declared (its CUDA wheels are kept).
+    type: str
+    default: torch
+  packages:
+    description:
+      - PEP 508 requirements added to the declared set, for example C(torch==2.9.1) or
+        C(nvidia-cudnn-cu12==9.10.2.21). Missing or mismatched ones are installed without deps.
+    type: list
+    elements: str
+    default: []
+  remove:
+    description: Distribution names to remove explicitly (for example C(sgl-kernel)). Must not be in the declared set.
+    type: list
+    elements: str
+    default: []
+  prune:
+    description:
+      - C(cuda) removes CUDA wheels and known CUDA consumers outside the declared set.
+      - C(none) removes only what O(remove) names.
+      - C(all) removes every distribution outside the declared set (like C(uv pip sync)), except pip,
+        setuptools, wheel and uv.
+    type: str
+    choices: [cuda, none, all]
+    default: cuda
+  find_links:
+    description: Directories or URLs of wheels (C(--find-links)). Installs are by name, never by file path.
+    type: list
+    elements: str
+    default: []
+  index_url:
+    description: Base URL of the package index (C(--index-url)). May carry credentials; never shown in results.
+    type: str
+  extra_index_urls:
+    description: Extra index URLs (C(--extra-index-url)). May carry credentials; never shown in results.
+    type: list
+    elements: str
+    default: []
+  no_index:
+    description: Ignore package indexes; use O(find_links) only.
+    type: bool
+    default: false
+  backend:
+    description:
+      - C(pip) runs the venv's C(python -m pip), honouring the node's pip configuration.
+      - C(uv) runs C(uv pip --python VENV/bin/python); uv reads its own configuration, not pip's.
+      - C(auto) uses uv when an executable is found on C(PATH), else pip.
+    type: str
+    choices: [auto, pip, uv]
+    default: auto
+  batch_size:
+    description: At most this many units (a colliding wheel with its co-owners, a damaged wheel, an install) per batch.
+    type: int
+    default: 4
+  batch:
+    description:
+      - Run only this batch (1-based) of the current plan, for roles that drive batches one task at a time. Default
+        all batches, re-planning until the venv converges.
+    type: int
+  probe:
+    description: Import the anchor after each batch, as M(gpuops.cuda_venv.cuda_venv_facts) does.
+    type: bool
+    default: true
+  probe_command:
+    description:
+      - A check of your own run after each batch, for example a tiny training step, as an argv list (no shell),
+        with absolute paths such as C(/opt/venvs/train/bin/python). It runs from an empty directory with a clean
+        environment; a check that passed before a batch and fails after it rolls the batch back.
+    type: list
+    elements: str
+    default: []
+  probe_timeout:
+    description: Seconds each probe may take.
+    type: float
+    default: 300
+  installer_timeout:
+    description: Seconds each installer command may take before it is killed and the batch restored.
+    type: float
+    default: 3600
+  lock_timeout:
+    description: Seconds to wait for another repair of the same venv to finish; C(0) fails at once.
+    type: float
+    default: 0
+  verify:
+    description: How files are checked against RECORD while planning (C(size) or C(hash)). Touched wheels are always hashed after the repair.
+    type: str
+    choices: [size, hash]
+    default: size
+  ld_library_path:
+    description: The C(LD_LIBRARY_PATH) the workload runs with (directories).
+    type: list
+    elements: path
+    default: []
+seealso:
+  - module: gpuops.cuda_venv.cuda_venv_facts
+"""
+
+EXAMPLES = r"""
+- name: Repair the incident venv from a local wheelhouse
+  gpuops.cuda_venv.cuda_venv_repair:
+    path: /opt/venvs/train
+    find_links: [/srv/wheelhouse]
+    no_index: true
+    packages:
+      - torch==2.9.1
+
+- name: Plan only
+  gpuops.cuda_venv.cuda_venv_repair:
+    path: /opt/venvs/train
+    index_url: "{{ vault_private_index }}"
+  check_mode: true
+  register: plan
+"""
+
+RETURN = r"""
+plan:
+  description: The batches (each with C(actions) and the finding codes it C(answers)) and what cannot be fixed.
+  returned: always
+  type: dict
+batches:
+  description: What ran per batch - the exact argv of each installer command, its return code, and the result.
+  returned: always
+  type: list
+  elements: dict
+recovered:
+  description: What was rolled back from an interrupted earlier run, or null.
+  returned: always
+  type: dict
+healthy:
+  description: True when no error finding remains.
+  returned: always
+  type: bool
+findings:
+  description: The findings that remain (same shape as the facts module's).
+  returned: always
+  type: list
+  elements: dict
+summary:
+  description: One line.
+  returned: always
+  type: str
+verified:
+  description: sha256 verdict of every installed or reinstalled distribution against its RECORD.
+  returned: success
+  type: dict
+backend:
+  description: The installer used.
+  returned: when not in check mode
+  type: str
+"""
+
+import re
+
+from ansible.module_utils.basic import AnsibleModule, missing_required_lib
+
+from ansible_collections.gpuops.cuda_venv.plugins.module_utils._installers import (
+    InstallerError, WheelSources, select_backend)
+from ansible_collections.gpuops.cuda_venv.plugins.module_utils._observe import FactsOptions
+from ansible_collections.gpuops.cuda_venv.plugins.module_utils._plan import DesiredState, PlanError
+from ansible_collections.gpuops.cuda_venv.plugins.module_utils._redact import redact
+from ansible_collections.gpuops.cuda_venv.plugins.module_utils._repair import RepairFailed, RepairOptions, repair
+from ansible_collections.gpuops.cuda_venv.plugins.module_utils._requirements import (
+    HAS_PACKAGING, PACKAGING_IMPORT_ERROR, parse_requirement)
+from ansible_collections.gpuops.cuda_venv.plugins.module_utils._runner import SubprocessRunner
+from ansible_collections.gpuops.cuda_venv.plugins.module_utils._venv_layout import VenvError, read_layout
+from ansible_collections.gpuops.cuda_venv.plugins.module_utils._journal import JournalError
+from ansible_collections.gpuops.cuda_venv.plugins.module_utils._recovery import RecoveryError
+from ansible_collections.gpuops.cuda_venv.plugins.module_utils._snapshot import SnapshotError
+from ansible_collections.gpuops.cuda_venv.plugins.module_utils._venv_lock import LockError
+
+ARGUMENT_SPEC = dict(
+    path=dict(type="path", required=True),
+    anchor=dict(type="str", default="torch"),
+    packages=dict(type="list", elements="str", default=[]),
+    remove=dict(type="list", elements="str", default=[]),
+    prune=dict(type="str", choices=["cuda", "none", "all"], default="cuda"),
+    find_links=dict(type="list", elements="str", default=[]),
+    index_url=dict(type="str", no_log=True),
+    extra_index_urls=dict(type="list", elements="str", default=[], no_log=True),
+    no_index=dict(type="bool", default=False),
+    backend=dict(type="str", choices=["auto", "pip", "uv"], default="auto"),
+    batch_size=dict(type="int", default=4),
+    batch=dict(type="int"),
+    probe=dict(type="bool", default=True),
+    probe_command=dict(type="list", elements="str", default=[]),
+    probe_timeout=dict(type="float", default=300),
+    installer_timeout=dict(type="float", default=3600),
+    lock_timeout=dict(type="float", default=0),
+    verify=dict(type="str", choices=["size", "hash"], default="size"),
+    ld_library_path=dict(type="list", elements="path", default=[]),
+)
+
+_NAME = re.compile(r"^[A-Za-z0-9](?:[A-Za-z0-9._-]*[A-Za-z0-9])?$")
+
+
+def validate(params) -> list:
+    """Every problem with the options, each naming the bad value."""
+    problems = []
+    for key in ("batch_size", "batch"):
+        if params[key] is not None and params[key] < 1:
+            problems.append("%s must be >= 1, got %d" % (key, params[key]))
+    for key in ("probe_timeout", "installer_timeout"):
+        if params[key] <= 0:
+            problems.append("%s must be positive, got %s" % (key, params[key]))
+    if params["lock_timeout"] < 0:
+        problems.append("lock_timeout must be >= 0, got %s" % params["lock_timeout"])
+    for name in params["remove"] + [params["anchor"]]:
+        if not _NAME.match(name):
+            problems.append("invalid distribution name %r: letters, digits, '.', '_' and '-' only" % name)
+    for text in params["packages"]:
+        try:
+            parse_requirement(text)
+        except ValueError as exc:
+            problems.append(str(exc))
+    return problems
+
+
+def main():
+    module = AnsibleModule(argument_spec=ARGUMENT_SPEC, supports_check_mode=True)
+    if not HAS_PACKAGING:
+        module.fail_json(msg=missing_required_lib("packaging"), exception=PACKAGING_IMPORT_ERROR)
+    params = module.params
+    problems = validate(params)
+    if problems:
+        module.fail_json(msg="; ".join(problems))
+    secrets = tuple(s for s in [params["index_url"]] + params["extra_index_urls"] if s)
+    runner = SubprocessRunner()
+    try:
+        sources = WheelSources(find_links=tuple(params["find_links"]), index_url=params["index_url"],
+                               extra_index_urls=tuple(params["extra_index_urls"]), no_index=params["no_index"])
+        secrets = secrets + tuple(sources.secrets())
+        layout = read_layout(params["path"])
+        backend = None
+        if not module.check_mode:
+            backend = select_backend(params["backend"], layout.python, runner, sources,
+                                     timeout=params["installer_timeout"])
+        options = RepairOptions(
+            facts=FactsOptions(path=layout.root, anchor=params["anchor"], verify=params["verify"],
+                               ld_library_path=tuple(params["ld_library_path"]), probe_timeout=params["probe_timeout"],
+                               roots=tuple(params["packages"])),
+            desired=DesiredState(packages=tuple(params["packages"]), remove=tuple(params["remove"]),
+                                 prune=params["prune"], batch_size=params["batch_size"]),
+            probe=params["probe"], probe_command=tuple(params["probe_command"]), batch=params["batch"],
+            lock_timeout=params["lock_timeout"], check_mode=module.check_mode, diff=module._diff)
+        result = repair(options, backend, runner, secrets)
+    except (VenvError, PlanError, InstallerError, LockError, JournalError, RecoveryError, SnapshotError) as exc:
+        module.fail_json(msg=redact(str(exc), secrets))
+    except RepairFailed as exc:
+        module.fail_json(msg=redact(str(exc), secrets), **exc.result)
+    module.exit_json(**result)
+
+
+if __name__ == "__main__":
+    main()
