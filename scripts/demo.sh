@@ -23,8 +23,8 @@ wheelhouses = []
 for name in ("contaminated", "gutted"):
     info = json.load(open("%s/%s.json" % (demo, name)))
     hosts["incident-" + name] = {"cuda_venv_path": info["venv"]}
-    for wheelhouse in info["wheelhouses"]:
-        if wheelhouse not in wheelhouses:
+    for wheelhouse in (info["wheelhouse"], info["extra_wheelhouse"]):
+        if wheelhouse and wheelhouse not in wheelhouses:
             wheelhouses.append(wheelhouse)
 inventory = {"all": {"children": {"demo": {"hosts": hosts, "vars": {
     "ansible_connection": "local", "ansible_python_interpreter": python,

@@ -21,6 +21,7 @@ attributes:
 options: {}
 attributes:
   facts:
+    support: full
     description: Action returns an C(ansible_facts) dictionary that will update existing host facts.
   check_mode:
     support: full

@@ -21,7 +21,7 @@ options:
     type: bool
     default: false
 author:
-  - gpuops.cuda_venv contributors
+  - gpuops.cuda_venv contributors (@gpuops)
 """
 
 EXAMPLES = r"""

@@ -167,7 +167,7 @@ def system_fallbacks(obs) -> List[Finding]:
     for resolutions_by_object, at_import in graphs:
         for path, resolutions in resolutions_by_object.items():
             for res in resolutions:
-                if res.path is None or res.soname in seen:
+                if res.path is None or res.error or res.soname in seen:
                     continue
                 if os.path.realpath(res.path).startswith(root):
                     continue

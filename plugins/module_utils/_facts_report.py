@@ -12,7 +12,7 @@ import os
 from typing import Dict, List
 
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils import _cuda_knowledge as cuda
-from ansible_collections.gpuops.cuda_venv.plugins.module_utils._diagnose import diagnose
+from ansible_collections.gpuops.cuda_venv.plugins.module_utils._diagnose import diagnose, identical_everywhere
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._findings import is_healthy, summarize
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._observe import FactsOptions, observe
 
@@ -38,7 +38,8 @@ def report(obs, findings) -> dict:
         },
         "site_packages": list(obs.site_packages),
         "distributions": [_distribution(obs, d) for d in obs.distributions],
-        "conflicts": [{"path": c.path, "owners": list(c.owners), "on_disk": c.on_disk} for c in obs.conflicts],
+        "conflicts": [{"path": c.path, "owners": list(c.owners), "on_disk": c.on_disk,
+                       "identical": identical_everywhere(obs, c)} for c in obs.conflicts],
         "sonames": _sonames(obs),
         "unresolved": _unresolved(obs),
         "fallbacks": _fallbacks(obs),
@@ -107,7 +108,7 @@ def _fallbacks(obs) -> List[dict]:
     root = os.path.realpath(obs.layout.root) + "/"
     rows = []
     for path, res, at_import in _each_resolution(obs):
-        if res.path is None or os.path.realpath(res.path).startswith(root):
+        if res.path is None or res.error or os.path.realpath(res.path).startswith(root):
             continue
         if not cuda.is_cuda_soname(res.soname):
             continue

@@ -21,11 +21,10 @@ from ansible_collections.gpuops.cuda_venv.plugins.module_utils import _cuda_know
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._distributions import (
     Distribution, entry_location, read_distributions)
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._elf import (
-    ElfError, ElfInfo, host_identity, looks_like_shared_object_name, read_elf)
+    ElfError, ElfInfo, looks_like_shared_object_name, read_elf)
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._gpu import gpu_facts
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._loader import (
-    LoaderConfig, LoadResult, Resolution, default_dirs_fallback, parse_ld_so_help, parse_ldconfig_p,
-    resolve_object, simulate_load)
+    LoaderConfig, LoadResult, Resolution, build_config, resolve_object, simulate_load)
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._probe import (
     InterpreterInfo, ProbeResult, probe_import, query_interpreter)
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._record_check import (
@@ -252,23 +251,16 @@ def _major_of(dist: Distribution, objects: Dict[str, SharedObject]):
 
 
 def _loader_config(runner, ld_library_path: Tuple[str, ...]) -> LoaderConfig:
-    elf_class, _little, machine = host_identity()
-    cache = {}
+    """The node's loader: its cache (``ldconfig -p``) and search path (``ld.so --help``), as ld.so reports them."""
+    ldconfig_p = ld_so_help = None
     ldconfig = _first_executable(("ldconfig", "/sbin/ldconfig", "/usr/sbin/ldconfig"))
     if ldconfig:
         result = runner.run([ldconfig, "-p"], env=clean_env(), timeout=30)
-        if result.ok:
-            cache = parse_ldconfig_p(result.stdout, elf_class=elf_class, machine=machine)
-    default_dirs = ()
+        ldconfig_p = result.stdout if result.ok else None
     for ld_so in sorted(glob.glob("/lib64/ld-linux*.so*") + glob.glob("/lib/ld-linux*.so*"))[:1]:
         result = runner.run([ld_so, "--help"], env=clean_env(), timeout=30)
-        if result.ok:
-            default_dirs = parse_ld_so_help(result.stdout)
-    if not default_dirs:
-        default_dirs = default_dirs_fallback(machine)
-    lib_token = "lib64" if elf_class == 64 else "lib"
-    return LoaderConfig(ld_library_path=tuple(ld_library_path), cache=cache, default_dirs=default_dirs,
-                        lib_token=lib_token, platform_token=os.uname().machine)
+        ld_so_help = result.stdout if result.ok else None
+    return build_config(ldconfig_p=ldconfig_p, ld_so_help=ld_so_help, ld_library_path=tuple(ld_library_path))
 
 
 def _first_executable(candidates) -> Optional[str]:

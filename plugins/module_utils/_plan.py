@@ -127,7 +127,7 @@ def _removals(obs, desired: DesiredState, declared: Set[str], by_key) -> Dict[st
     for name in desired.remove:
         key = _canonical(name)
         if key in declared:
-            raise PlanError("cannot remove %s: %s requires it (declared set)" % (name, obs.options.anchor))
+            raise PlanError("cannot remove %s: %s requires it (it is in the declared set)" % (name, obs.options.anchor))
         if key in by_key:
             removals[key] = "listed in remove"
     if desired.prune == "none":

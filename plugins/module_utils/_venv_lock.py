@@ -58,8 +58,17 @@ def describe_holder(holder: dict) -> str:
 
 
 def ensure_state_dir(state_dir: str) -> str:
-    """Create the state dir (owner-only: the journal may name index URLs) and return it."""
+    """Create the state dir (owner-only: the journal may name index URLs) and return it.
+
+    Creating it changes its parent's mtime: the parent (the venv root) gets its mtime back, so a repair
+    that ends rolled back leaves the venv's metadata as it found it.
+    """
+    if os.path.isdir(state_dir):
+        return state_dir
+    parent = os.path.dirname(os.path.abspath(state_dir))
+    before = os.stat(parent)
     os.makedirs(state_dir, mode=STATE_DIR_MODE, exist_ok=True)
+    os.utime(parent, ns=(before.st_atime_ns, before.st_mtime_ns))
     return state_dir
 
 

@@ -22,7 +22,7 @@ description:
     clean environment and a timeout.
   - Changes nothing.
 author:
-  - gpuops.cuda_venv contributors
+  - gpuops.cuda_venv contributors (@gpuops)
 extends_documentation_fragment:
   - gpuops.cuda_venv.attributes.FACTS
 requirements:
@@ -128,7 +128,9 @@ ansible_facts:
           elements: dict
           returned: always
         conflicts:
-          description: Paths listed in two or more RECORDs, with C(owners) and C(on_disk) (whose bytes, when known).
+          description:
+            - Paths listed in two or more RECORDs, with C(owners), C(on_disk) (whose bytes, when known) and C(identical)
+              (every RECORD lists the same hash, like the empty C(nvidia/__init__.py) of cu12 wheels: harmless).
           type: list
           elements: dict
           returned: always

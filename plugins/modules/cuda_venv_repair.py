@@ -23,7 +23,7 @@ description:
   - C(changed) comes from comparing the inventory (name, version) and file state before and after, never from
     installer output. A healthy venv with nothing to prune runs no installer and reports C(changed=false).
 author:
-  - gpuops.cuda_venv contributors
+  - gpuops.cuda_venv contributors (@gpuops)
 extends_documentation_fragment:
   - gpuops.cuda_venv.attributes
 attributes:
@@ -91,6 +91,9 @@ options:
     type: str
     choices: [auto, pip, uv]
     default: auto
+  uv_executable:
+    description: Path of the uv executable for O(backend=uv) or O(backend=auto); default the first C(uv) on C(PATH) or beside the venv's Python.
+    type: path
   batch_size:
     description: At most this many units (a colliding wheel with its co-owners, a damaged wheel, an install) per batch.
     type: int
@@ -222,6 +225,7 @@ ARGUMENT_SPEC = dict(
     extra_index_urls=dict(type="list", elements="str", default=[], no_log=True),
     no_index=dict(type="bool", default=False),
     backend=dict(type="str", choices=["auto", "pip", "uv"], default="auto"),
+    uv_executable=dict(type="path"),
     batch_size=dict(type="int", default=4),
     batch=dict(type="int"),
     probe=dict(type="bool", default=True),
@@ -276,7 +280,7 @@ def main():
         backend = None
         if not module.check_mode:
             backend = select_backend(params["backend"], layout.python, runner, sources,
-                                     timeout=params["installer_timeout"])
+                                     uv_path=params["uv_executable"], timeout=params["installer_timeout"])
         options = RepairOptions(
             facts=FactsOptions(path=layout.root, anchor=params["anchor"], verify=params["verify"],
                                ld_library_path=tuple(params["ld_library_path"]), probe_timeout=params["probe_timeout"],

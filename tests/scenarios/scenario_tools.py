@@ -2,6 +2,7 @@
 
 import json
 import os
+import re
 import subprocess
 import sys
 
@@ -9,8 +10,10 @@ ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)
 
 
 def ansible_env(tmp_path):
-    env = {k: v for k, v in os.environ.items() if not k.startswith(("ANSIBLE_", "PYTHON"))}
+    # Hermetic installers: no PIP_* from this machine, no pip configuration files (PIP_CONFIG_FILE=os.devnull).
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("ANSIBLE_", "PYTHON", "PIP_", "UV_"))}
     env.update({
+        "PIP_CONFIG_FILE": os.devnull,
         "ANSIBLE_CONFIG": os.path.join(ROOT, "ansible.cfg"),
         "ANSIBLE_HOME": str(tmp_path / "ansible-home"),
         "ANSIBLE_LOCAL_TEMP": str(tmp_path / "ansible-tmp"),
@@ -20,18 +23,27 @@ def ansible_env(tmp_path):
 
 
 def run_module(tmp_path, module, args, check=False, diff=False):
-    """`ansible localhost -m gpuops.cuda_venv.MODULE -a JSON`; returns (rc, result dict, stdout)."""
-    tree = tmp_path / ("tree-%s-%d" % (module, len(list(tmp_path.glob("tree-*")))))
+    """`ansible localhost -m gpuops.cuda_venv.MODULE -a JSON`; returns (rc, result dict, output).
+
+    The ad-hoc command's own callback prints `localhost | STATUS => {json}` (after any diff).
+    """
     argv = [os.path.join(os.path.dirname(sys.executable), "ansible"), "localhost", "-m", "gpuops.cuda_venv." + module,
-            "-a", json.dumps(args), "-t", str(tree)]
+            "-a", json.dumps(args)]
     if check:
         argv.append("--check")
     if diff:
         argv.append("--diff")
-    proc = subprocess.run(argv, cwd=ROOT, env=ansible_env(tmp_path), capture_output=True, text=True, timeout=900)
-    out = tree / "localhost"
-    result = json.loads(out.read_text()) if out.exists() else {}
-    return proc.returncode, result, proc.stdout + proc.stderr
+    proc = subprocess.run(argv, cwd=ROOT, env=ansible_env(tmp_path), capture_output=True, text=True, timeout=900,
+                          check=False)
+    return proc.returncode, _result_of(proc.stdout), proc.stdout + proc.stderr
+
+
+def _result_of(stdout):
+    match = re.search(r"^localhost \| [A-Z!]+ => ", stdout, re.MULTILINE)
+    if not match:
+        return {}
+    result, _end = json.JSONDecoder().raw_decode(stdout[match.end():])
+    return result
 
 
 def codes(facts, severity=None):
@@ -45,5 +57,5 @@ def subjects(facts, code, severity=None):
 
 def system_provides(soname):
     """True when this machine's loader cache has ``soname`` (a system CUDA may be registered)."""
-    out = subprocess.run(["ldconfig", "-p"], capture_output=True, text=True).stdout
+    out = subprocess.run(["ldconfig", "-p"], capture_output=True, text=True, check=False).stdout
     return any(line.strip().startswith(soname + " ") for line in out.splitlines())
