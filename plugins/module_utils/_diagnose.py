@@ -208,6 +208,8 @@ def mixed_majors(obs) -> List[Finding]:
 def requirement_problems(obs) -> List[Finding]:
     findings = []
     for edge in obs.requirements:
+        if edge.name == obs.options.anchor and not edge.chain:
+            continue  # the anchor itself: ANCHOR_NOT_INSTALLED says it once
         via = " <- ".join(edge.chain) if edge.chain else edge.required_by
         if edge.installed is None:
             findings.append(Finding(
@@ -262,7 +264,7 @@ def duplicates(obs) -> List[Finding]:
 
 def import_failed(obs) -> List[Finding]:
     probe = obs.probe
-    if probe is None or not probe.ran or probe.ok:
+    if probe is None or not probe.ran or probe.ok or not _anchor_installed(obs):
         return []
     if probe.timed_out:
         reason = "timed out after %.0f s" % obs.options.probe_timeout
@@ -385,8 +387,9 @@ def identical_everywhere(obs, conflict) -> bool:
                 digests.add((entry.algorithm, entry.digest))
     if len(digests) != 1:
         return False
-    algorithm, digest = next(iter(digests))
+    _algorithm, digest = next(iter(digests))
     return digest is not None or conflict.path.endswith(".pyc")  # bytecode caches are regenerated
+
 
 def expected_providers(obs, soname: str) -> List[str]:
     """Distributions whose RECORD lists a file named like ``soname``, with where it should be."""

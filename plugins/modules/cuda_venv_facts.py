@@ -130,7 +130,7 @@ ansible_facts:
         conflicts:
           description:
             - Paths listed in two or more RECORDs, with C(owners), C(on_disk) (whose bytes, when known) and C(identical)
-              (every RECORD lists the same hash, like the empty C(nvidia/__init__.py) of cu12 wheels: harmless).
+              (every RECORD lists the same hash, like the empty C(nvidia/__init__.py) of cu12 wheels, which is harmless).
           type: list
           elements: dict
           returned: always

@@ -69,8 +69,8 @@ def test_contaminated_removes_cu13_first_then_reinstalls_cu12(tmp_path):
     assert batch2[1]["argv"][3:5] == ["pip", "install"] and "--force-reinstall" in batch2[1]["argv"]
     assert batch2[1]["argv"][-4:] == ["nvidia-cudnn-cu12==9.10.2.21", "nvidia-cusparselt-cu12==0.7.1",
                                       "nvidia-nccl-cu12==2.27.5", "nvidia-nvshmem-cu12==3.3.20"]
-    assert result["verified"] == {k: "ok" for k in ("nvidia-cudnn-cu12", "nvidia-cusparselt-cu12",
-                                                     "nvidia-nccl-cu12", "nvidia-nvshmem-cu12")}
+    reinstalled = ("nvidia-cudnn-cu12", "nvidia-cusparselt-cu12", "nvidia-nccl-cu12", "nvidia-nvshmem-cu12")
+    assert result["verified"] == {k: "ok" for k in reinstalled}
     after = facts(tmp_path, info)
     assert codes(after, "error") == [] and after["probe"]["versions"]["cudnn"] == 91002
     assert not any(d["name"].endswith("-cu13") for d in after["distributions"])
