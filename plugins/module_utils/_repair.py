@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import os
 from dataclasses import dataclass, field
-from typing import Dict, List, Optional, Sequence, Tuple
+from typing import Callable, Dict, List, Optional, Sequence, Tuple
 
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._crash_points import crash_point
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._diagnose import diagnose
@@ -51,11 +51,22 @@ class RepairOptions:
 @dataclass
 class _Run:
     options: RepairOptions
-    backend: object
+    make_backend: Callable[[], object]  # called once, when the first batch runs: a no-op run starts no installer
     runner: object
     secrets: Tuple[str, ...]
     executed: List[dict] = field(default_factory=list)
     touched: set = field(default_factory=set)
+    _backend: object = None
+
+    @property
+    def backend(self):
+        if self._backend is None:
+            self._backend = self.make_backend()
+        return self._backend
+
+    @property
+    def backend_name(self) -> Optional[str]:
+        return getattr(self._backend, "name", None)
 
 
 def state_dir_of(root: str) -> str:
@@ -77,15 +88,18 @@ def file_state(obs) -> Dict[str, dict]:
     return {"damaged": state, "conflicts": sorted(c.path for c in obs.conflicts)}
 
 
-def repair(options: RepairOptions, backend, runner, secrets: Sequence[str] = ()) -> dict:
-    """Plan, then (unless check mode) execute; returns the module's result dictionary."""
+def repair(options: RepairOptions, make_backend: Callable[[], object], runner, secrets: Sequence[str] = ()) -> dict:
+    """Plan, then (unless check mode) execute; returns the module's result dictionary.
+
+    ``make_backend`` builds the installer backend; it is called only when a batch runs.
+    """
     static = _static_options(options.facts)
     root = os.path.abspath(options.facts.path)
     if options.check_mode:
         obs = observe(static, runner)
         return _check_result(options, obs, root)
     state_dir = state_dir_of(root)
-    run = _Run(options, backend, runner, tuple(secrets))
+    run = _Run(options, make_backend, runner, tuple(secrets))
     with VenvLock(state_dir, timeout=options.lock_timeout):
         recovered = recover(root, state_dir)
         before = observe(static, runner)
@@ -93,6 +107,8 @@ def repair(options: RepairOptions, backend, runner, secrets: Sequence[str] = ())
         plan = make_plan(before, findings, options.desired)
         if plan.empty:
             return _result(options, before, before, plan, run, recovered, changed=bool(recovered))
+        if run.backend is None:  # resolve the installer before any batch: an unusable one changes nothing
+            raise RepairFailed("no installer backend", _result(options, before, before, plan, run, recovered))
         current = _with_probe(options, runner)
         baseline = _health(current, options, runner)
         journal = Journal(state_dir)
@@ -269,7 +285,7 @@ def _result(options, before, after, plan: Plan, run, recovered, changed=None, fa
         "healthy": is_healthy(findings),
         "findings": [f.as_dict() for f in findings],
         "summary": summarize(findings),
-        "backend": getattr(run.backend, "name", None),
+        "backend": run.backend_name,
         "verified": _verify_touched(after, run.touched) if not failed else {},
     }
     if options.diff:

@@ -277,10 +277,10 @@ def main():
                                extra_index_urls=tuple(params["extra_index_urls"]), no_index=params["no_index"])
         secrets = secrets + tuple(sources.secrets())
         layout = read_layout(params["path"])
-        backend = None
-        if not module.check_mode:
-            backend = select_backend(params["backend"], layout.python, runner, sources,
-                                     uv_path=params["uv_executable"], timeout=params["installer_timeout"])
+
+        def make_backend():
+            return select_backend(params["backend"], layout.python, runner, sources,
+                                  uv_path=params["uv_executable"], timeout=params["installer_timeout"])
         options = RepairOptions(
             facts=FactsOptions(path=layout.root, anchor=params["anchor"], verify=params["verify"],
                                ld_library_path=tuple(params["ld_library_path"]), probe_timeout=params["probe_timeout"],
@@ -289,7 +289,7 @@ def main():
                                  prune=params["prune"], batch_size=params["batch_size"]),
             probe=params["probe"], probe_command=tuple(params["probe_command"]), batch=params["batch"],
             lock_timeout=params["lock_timeout"], check_mode=module.check_mode, diff=module._diff)
-        result = repair(options, backend, runner, secrets)
+        result = repair(options, make_backend, runner, secrets)
     except (VenvError, PlanError, InstallerError, LockError, JournalError, RecoveryError, SnapshotError) as exc:
         module.fail_json(msg=redact(str(exc), secrets))
     except RepairFailed as exc:

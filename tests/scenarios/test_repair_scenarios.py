@@ -203,3 +203,33 @@ def test_bad_options_change_nothing(tmp_path):
     rc, result, output = run_module(tmp_path, "cuda_venv_repair", dict(path="relative/venv"))
     assert rc != 0 and "must be absolute" in result["msg"]
     assert tree_digest(str(info.venv)) == digest
+
+
+def test_healthy_venv_is_a_no_op_that_starts_no_installer(tmp_path):
+    info = fresh(tmp_path, "healthy-cu12")
+    digest = tree_digest(str(info.venv))
+    rc, result, output = repair(tmp_path, info, backend="uv", uv_executable=str(tmp_path / "no-uv-here"))
+    assert rc == 0, output  # the unusable backend is never built: no installer runs on a healthy venv
+    assert result["changed"] is False and result["batches"] == [] and result["backend"] is None
+    assert tree_digest(str(info.venv)) == digest
+
+
+def test_library_outside_the_venv_is_brought_back(tmp_path):
+    info = fresh(tmp_path, "system-fallback")
+    rc, result, output = repair(tmp_path, info, ld_library_path=[str(info.ld_library_path)])
+    assert rc == 0, output
+    assert [a["name"] for b in result["plan"]["batches"] for a in b["actions"]] == ["nvidia-curand-cu12"]
+    assert result["verified"] == {"nvidia-curand-cu12": "ok"}
+
+
+def test_probe_timeout_rolls_back_with_a_clear_message(tmp_path):
+    info = fresh(tmp_path, "gutted")
+    digest = tree_digest(str(info.venv))
+    counter = tmp_path / "calls"
+    slow_after_first = [sys.executable, "-c",
+                        "import os, sys, time; p = sys.argv[1]; first = not os.path.exists(p); open(p, 'a').write('x'); "
+                        "time.sleep(0 if first else 30)", str(counter)]
+    rc, result, output = repair(tmp_path, info, probe_command=slow_after_first, probe_timeout=2)
+    assert rc != 0
+    assert "probe_command failed" in result["msg"] and "did not finish within 2 s" in result["msg"], result["msg"]
+    assert tree_digest(str(info.venv)) == digest
