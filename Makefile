@@ -1,0 +1,127 @@
+# gpuops.cuda_venv: set-up, tests, lint, build. `make help` lists the targets; docs/DEVELOPMENT.md
+# explains them. Every target installs what it needs (tools venv, collections) on first use.
+
+SHELL := bash
+.SHELLFLAGS := -euo pipefail -c
+.DEFAULT_GOAL := help
+.DELETE_ON_ERROR:
+MAKEFLAGS += --no-builtin-rules --no-print-directory
+
+# An interpreter >= 3.12 for the tools venv; empty: scripts/find_python.sh looks for one.
+PYTHON ?=
+BUILD := build
+TOOLS := $(BUILD)/tools
+BIN := $(CURDIR)/$(TOOLS)/bin
+COLLECTIONS := $(BUILD)/collections
+TOOLS_STAMP := $(TOOLS)/.stamp
+COLLECTIONS_STAMP := $(COLLECTIONS)/.stamp
+SELF_LINK := $(COLLECTIONS)/ansible_collections/gpuops/cuda_venv
+
+# Extra arguments, e.g. make unit PYTEST_ARGS='-k layout', make sanity SANITY_ARGS='--test pylint'.
+PYTEST_ARGS ?=
+PYTEST_XDIST ?= -n auto
+SANITY_ARGS ?=
+LINT_ARGS ?=
+
+# The tools venv first: ansible, ansible-playbook, molecule... resolve to the pinned ones.
+export PATH := $(BIN):$(PATH)
+
+.PHONY: help setup tools collections shellcheck test unit sanity lint scenarios molecule bench build demo clean
+
+help:
+	@echo "make setup      tools venv ($(TOOLS)) and community collections ($(COLLECTIONS))"
+	@echo "make test       unit, sanity, lint, scenarios, molecule; stops at the first failure"
+	@echo "make unit       pytest tests/unit"
+	@echo "make sanity     ansible-test sanity on a copy in $(BUILD)/sanity, no ignore files"
+	@echo "make lint       ansible-lint, production profile"
+	@echo "make scenarios  pytest tests/scenarios"
+	@echo "make molecule   molecule test --all, when molecule scenarios exist"
+	@echo "make bench      python -m tests.bench > $(BUILD)/bench.md"
+	@echo "make build      collection tarball in $(BUILD)/dist, installed and smoke-tested"
+	@echo "make demo       scripts/demo.sh"
+	@echo "make clean      remove $(BUILD), tests/output, .pytest_cache"
+	@echo "Variables: PYTHON=/path/to/python3.12 PYTEST_ARGS= PYTEST_XDIST='-n auto' SANITY_ARGS= LINT_ARGS="
+
+setup: tools collections
+
+tools: $(TOOLS_STAMP)
+
+$(TOOLS_STAMP): requirements/tools.txt requirements/sanity.txt scripts/bootstrap_tools.sh scripts/find_python.sh
+	PYTHON="$(PYTHON)" scripts/bootstrap_tools.sh $(TOOLS)
+	touch $@
+
+collections: $(COLLECTIONS_STAMP)
+	@test -L $(SELF_LINK) || { mkdir -p $(dir $(SELF_LINK)) && ln -s ../../../.. $(SELF_LINK); }
+
+$(COLLECTIONS_STAMP): requirements/collections.txt scripts/fetch_collections.py | $(TOOLS_STAMP)
+	$(BIN)/python scripts/fetch_collections.py requirements/collections.txt $(COLLECTIONS)
+	touch $@
+
+# ansible-test skips its shellcheck sanity test when the binary is missing: install it (Debian).
+shellcheck:
+	@command -v shellcheck >/dev/null || { \
+	  if [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null; then \
+	    echo "make: installing shellcheck with apt-get"; \
+	    apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq shellcheck >/dev/null; \
+	  else \
+	    echo "make: sanity needs shellcheck: install it (apt-get install shellcheck)" >&2; exit 1; \
+	  fi; }
+
+# Each step in turn, timed; the first failure stops the run.
+STEP = start=$$SECONDS; $(MAKE) $(1); echo "== make $(1): passed in $$((SECONDS - start)) s"
+
+test: setup
+	@$(call STEP,unit)
+	@$(call STEP,sanity)
+	@$(call STEP,lint)
+	@$(call STEP,scenarios)
+	@$(call STEP,build)
+	@$(call STEP,molecule)
+
+unit: setup
+	$(BIN)/python -m pytest $(PYTEST_XDIST) tests/unit $(PYTEST_ARGS)
+
+sanity: tools shellcheck
+	$(BIN)/python scripts/sanity.py $(SANITY_ARGS)
+
+lint: setup
+	$(BIN)/ansible-lint $(LINT_ARGS)
+
+# pytest exits 5 when it collects nothing: allowed here until scenarios are written.
+scenarios: setup
+	@rc=0; $(BIN)/python -m pytest $(PYTEST_XDIST) tests/scenarios $(PYTEST_ARGS) || rc=$$?; \
+	if [ $$rc = 5 ]; then echo "make scenarios: no scenario tests collected in tests/scenarios"; exit 0; fi; exit $$rc
+
+# Molecule copies the collection into $$ANSIBLE_HOME/collections: keep that home outside the repo.
+molecule: setup
+	@dir=; for d in . extensions; do [ -d $$d/molecule ] && dir=$$d && break; done; \
+	if [ -z "$$dir" ]; then echo "make molecule: no molecule/ or extensions/molecule/ yet, nothing to run"; exit 0; fi; \
+	home=$$(mktemp -d "$${TMPDIR:-/tmp}/gpuops-cuda_venv-molecule.XXXXXX"); trap 'rm -rf "$$home"' EXIT; \
+	cd $$dir && ANSIBLE_HOME=$$home ANSIBLE_COLLECTIONS_PATH=$$home/collections:$(CURDIR)/$(COLLECTIONS) \
+	  ANSIBLE_CONFIG=$(CURDIR)/ansible.cfg $(BIN)/molecule test --all
+
+bench: setup
+	@if [ ! -e tests/bench.py ] && [ ! -e tests/bench/__main__.py ]; then echo "make bench: no tests/bench yet"; exit 0; fi; \
+	PYTHONPATH=$(CURDIR)/$(COLLECTIONS) $(BIN)/python -m tests.bench | tee $(BUILD)/bench.md
+
+# Build the tarball, install it into an empty collections dir, and read a module's doc from there.
+build: tools
+	rm -rf $(BUILD)/dist
+	$(BIN)/ansible-galaxy collection build --output-path $(BUILD)/dist
+	@tarball=$$(ls $(CURDIR)/$(BUILD)/dist/gpuops-cuda_venv-*.tar.gz); \
+	tmp=$$(mktemp -d "$${TMPDIR:-/tmp}/gpuops-cuda_venv-install.XXXXXX"); trap 'rm -rf "$$tmp"' EXIT; \
+	cd $$tmp; export -n ANSIBLE_CONFIG; export ANSIBLE_COLLECTIONS_PATH=$$tmp ANSIBLE_NOCOLOR=1; \
+	$(BIN)/ansible-galaxy collection install --offline -p $$tmp $$tarball; \
+	$(BIN)/ansible-doc gpuops.cuda_venv.cuda_venv_facts >doc.txt; \
+	grep -qF "> MODULE gpuops.cuda_venv.cuda_venv_facts ($$tmp/" doc.txt || { cat doc.txt; echo "make build: ansible-doc found no gpuops.cuda_venv.cuda_venv_facts in $$tarball" >&2; exit 1; }; \
+	head -n 3 doc.txt; \
+	$(BIN)/python -m venv --without-pip $$tmp/venv; \
+	$(BIN)/ansible localhost -m gpuops.cuda_venv.cuda_venv_facts -a "path=$$tmp/venv anchor=pip gpu=false" >run.txt || { cat run.txt; exit 1; }; \
+	grep -q '"code": "ANCHOR_NOT_INSTALLED"' run.txt || { cat run.txt; echo "make build: the installed module did not diagnose a venv" >&2; exit 1; }; \
+	echo "make build: $$tarball installs; ansible-doc reads gpuops.cuda_venv.cuda_venv_facts from it and the module runs"
+
+demo: setup
+	scripts/demo.sh
+
+clean:
+	rm -rf $(BUILD) tests/output .pytest_cache
