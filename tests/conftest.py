@@ -13,3 +13,7 @@ if not os.path.exists(_LINK):
 for _path in (COLLECTIONS, ROOT):
     if _path not in sys.path:
         sys.path.insert(0, _path)
+
+
+def pytest_configure(config):
+    config.addinivalue_line("markers", "slow: builds real venvs with pip (seconds each)")
