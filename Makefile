@@ -125,3 +125,11 @@ demo: setup
 
 clean:
 	rm -rf $(BUILD) tests/output .pytest_cache
+
+# Opt-in, not part of `make test`: real torch stacks (about 7.5 GB of wheels, fetched once with pip as this machine
+# configures it into CUDA_VENV_ACCEPTANCE_CACHE, default build/acceptance-cache), every incident state built,
+# diagnosed and repaired; the table goes to build/acceptance-results/table.md. See docs/ACCEPTANCE.md.
+.PHONY: acceptance
+acceptance: setup
+	$(BIN)/python tests/acceptance/acceptance_fetch.py
+	CUDA_VENV_ACCEPTANCE=1 $(BIN)/python -m pytest -p no:xdist -v -rxXfE tests/acceptance $(PYTEST_ARGS)

@@ -66,9 +66,10 @@ def ensure_state_dir(state_dir: str) -> str:
     if os.path.isdir(state_dir):
         return state_dir
     parent = os.path.dirname(os.path.abspath(state_dir))
-    before = os.stat(parent)
+    before = os.stat(parent) if os.path.isdir(parent) else None
     os.makedirs(state_dir, mode=STATE_DIR_MODE, exist_ok=True)
-    os.utime(parent, ns=(before.st_atime_ns, before.st_mtime_ns))
+    if before is not None:
+        os.utime(parent, ns=(before.st_atime_ns, before.st_mtime_ns))
     return state_dir
 
 
