@@ -252,9 +252,9 @@ class UvBackend(_Backend):
         return [self.uv, "pip", "uninstall", "--python", self.python, "--"] + list(names)
 
     def _install_argv(self, requirements: tuple, reinstall: tuple, no_deps: bool) -> list:
-        # --link-mode copy: files hardlinked from uv's cache would share inodes
-        # with it, so an in-place write in the venv (a restore) would alter the cache.
-        argv = [self.uv, "pip", "install", "--python", self.python, "--link-mode", "copy"]
+        # uv's own link mode (hardlinks from its cache by default, UV_LINK_MODE) stays in force: snapshots and
+        # restores never write into an existing inode, so files shared with uv's cache are safe.
+        argv = [self.uv, "pip", "install", "--python", self.python]
         argv += ["--no-deps"] if no_deps else []
         for name in reinstall:
             argv += ["--reinstall-package", name]
