@@ -1,0 +1,19 @@
+#!/usr/bin/env bash
+# Create the tools venv (default build/tools) from the exact pins in requirements/tools.txt and
+# requirements/sanity.txt, with pip as configured on this machine (no index URLs here).
+# Usage: scripts/bootstrap_tools.sh [VENV]; PYTHON=/path/to/python3.12 picks the interpreter.
+set -euo pipefail
+
+root=$(cd "$(dirname "$0")/.." && pwd)
+venv=${1:-$root/build/tools}
+
+python=$("$root/scripts/find_python.sh")
+echo "bootstrap_tools: $("$python" -c 'import sys; print("Python %d.%d.%d" % sys.version_info[:3])') at $python -> $venv"
+
+rm -rf "$venv"
+"$python" -m venv "$venv"
+pip=("$venv/bin/python" -m pip --disable-pip-version-check --quiet)
+# pip first, at its pinned version, so the resolver below behaves the same everywhere.
+"${pip[@]}" install "$(grep -E '^pip==' "$root/requirements/tools.txt")"
+"${pip[@]}" install -r "$root/requirements/tools.txt" -r "$root/requirements/sanity.txt"
+"${pip[@]}" check
