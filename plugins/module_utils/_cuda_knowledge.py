@@ -17,7 +17,7 @@ from typing import Iterable, Optional, Sequence, Tuple
 # Sonames of CUDA libraries (toolkit components, cuDNN, NCCL, NVSHMEM, the driver).
 CUDA_SONAME = re.compile(
     r"^lib(cudart|cublas|cublasLt|nvblas|cudnn\w*|cufft\w*|curand|cusolver\w*|cusparse|cusparseLt|nccl|"
-    r"nvshmem\w*|nvrtc\w*|nvJitLink|cupti|nvperf_\w+|pcsamplingutil|nvToolsExt|nvtx3interop|cufile\w*|"
+    r"nvshmem\w*|nvrtc[\w.-]*|nvJitLink|cupti|nvperf_\w+|pcsamplingutil|nvToolsExt|nvtx3interop|cufile\w*|"
     r"cuda|nvidia-ml|nvjpeg|npp\w*|nvfatbin|nvvm|nvptxcompiler\w*)\.so(\.\d+)*$"
 )
 
@@ -91,11 +91,11 @@ def is_cuda_distribution(key: str) -> bool:
 
 def name_major(key: str) -> Optional[int]:
     """The CUDA major written in a distribution's name: nvidia-cudnn-cu12 -> 12, cupy-cuda12x -> 12."""
-    match = _SUFFIX.search(key)
+    match = _SUFFIX.search(key) or re.search(r"-cuda(\d+)", key)
     if not match:
-        match = re.search(r"-cuda(\d+)", key)
-        return int(match.group(1)) if match else None
-    return int(match.group(1) or match.group(2))
+        return None
+    digits = next(g for g in match.groups() if g and g.isdigit())
+    return int(digits[:-1]) if len(digits) >= 3 else int(digits)  # nvidia-dali-cuda120: CUDA 12.0
 
 
 def cuda_major(key: str, version: str, paths: Iterable[str], provided: Iterable[str] = (),

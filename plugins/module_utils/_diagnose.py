@@ -178,7 +178,7 @@ def system_fallbacks(obs) -> List[Finding]:
                 seen[res.soname] = (path, res, at_import)
     for soname, (path, res, at_import) in sorted(seen.items()):
         providers = expected_providers(obs, soname)
-        message = "%s, needed by %s, is not found in the venv and resolves to %s (via %s)%s." % (
+        message = "%s, needed by %s, is not found in the venv and resolves to %s (via %s)%s" % (
             soname, _object_label(obs, path), res.path, res.via.replace("_", " "),
             "" if at_import else " for an object not loaded at import")
         if providers:

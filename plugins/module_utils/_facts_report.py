@@ -137,10 +137,12 @@ def _probe(obs) -> dict:
     if probe is None:
         reason = "disabled (probe: false)" if not obs.options.probe else "the venv's interpreter cannot run"
         return {"ran": False, "ok": None, "reason": reason}
+    holders = {c.path: c.on_disk for c in obs.conflicts if c.on_disk not in (None, "none")}
     loaded = []
     for path in probe.loaded:
         owners = obs.owners_of(path)
-        loaded.append({"path": path, "distribution": owners[0].label if owners else None})
+        holder = holders.get(obs.relpath(path)) if len(owners) > 1 else None
+        loaded.append({"path": path, "distribution": holder or (owners[0].label if owners else None)})
     return {"ran": probe.ran, "ok": probe.ok, "error": probe.error, "traceback": probe.traceback,
             "returncode": probe.returncode, "timed_out": probe.timed_out, "signal": probe.signal,
             "loaded": loaded, "versions": dict(probe.versions), "duration": round(probe.duration, 3)}

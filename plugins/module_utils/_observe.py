@@ -115,7 +115,8 @@ def observe(options: FactsOptions, runner) -> Observations:
     majors = {d.dist_info: _major_of(d, objects) for d in dists}
     loader = _loader_config(runner, options.ld_library_path)
     sys_path = interpreter.sys_path if interpreter.ok else site_packages
-    entry_points = _entry_points(options.anchor, site_packages)
+    module = import_name(options.anchor, dists)
+    entry_points = _entry_points(options.anchor, module, site_packages)
     import_graph, preloaded = _import_graph(options.anchor, entry_points, loader, interpreter, sys_path)
     loaded = set(import_graph.objects) if import_graph else set()
     other = {path: resolve_object(path, obj.elf, loader) for path, obj in objects.items()
@@ -124,7 +125,7 @@ def observe(options: FactsOptions, runner) -> Observations:
     requirements = closure((options.anchor,) + tuple(options.roots), dists, marker_env)
     probe = None
     if options.probe and interpreter.ok:
-        probe = probe_import(layout.python, import_name(options.anchor, dists), runner, ld_library_path=options.ld_library_path,
+        probe = probe_import(layout.python, module, runner, ld_library_path=options.ld_library_path,
                              timeout=options.probe_timeout)
         conflicts = _whose_bytes_were_loaded(dists, layout.root, conflicts, probe, digests)
     gpu = gpu_facts() if options.gpu else None
@@ -275,8 +276,8 @@ def _first_executable(candidates) -> Optional[str]:
     return None
 
 
-def _entry_points(anchor: str, site_packages: Tuple[str, ...]) -> Tuple[str, ...]:
-    """The objects importing the anchor loads first, in order."""
+def _entry_points(anchor: str, module: str, site_packages: Tuple[str, ...]) -> Tuple[str, ...]:
+    """The objects importing the anchor loads first, in order: its package's own extension modules."""
     patterns = cuda.ANCHOR_ENTRY_POINTS.get(anchor)
     found = []
     for base in site_packages:
@@ -284,7 +285,7 @@ def _entry_points(anchor: str, site_packages: Tuple[str, ...]) -> Tuple[str, ...
             for pattern in patterns:
                 found.extend(sorted(glob.glob(os.path.join(base, pattern))))
         else:
-            package = os.path.join(base, anchor.replace("-", "_"))
+            package = os.path.join(base, module)
             found.extend(sorted(p for p in glob.glob(os.path.join(package, "*.so")) if os.path.isfile(p)))
     return tuple(found)
 

@@ -81,32 +81,28 @@ def make_plan(obs, findings: Sequence, desired: DesiredState) -> Plan:
     by_key = _installed(obs)
     declared = {e.name for e in obs.requirements} | {obs.options.anchor}
     removals = _removals(obs, desired, declared, by_key)
-    co_owners = _co_owners(obs, removals, by_key)
-    damaged = _damaged(obs, findings, declared, by_key)
     installs, unfixable = _installs(obs)
+    damaged = _damaged(obs, findings, by_key)
+    units, replaced = _units(obs, removals, damaged, installs, by_key)
+    safe, late = _split_sole_providers(obs, [k for k in sorted(removals) if k not in replaced], removals)
 
-    safe, late = _split_sole_providers(obs, removals, declared)
-    units = _collision_units(removals, co_owners, damaged, safe, by_key)
     batches: List[Tuple[str, List[Action], Set[str]]] = []
-    independent = [r for r in safe if r not in units.removal_keys]
-    if independent:
+    if safe:
         batches.append(("remove what nothing kept needs",
-                        [_remove(by_key[k], removals[k]) for k in sorted(independent)], {F.CUDA_DIST_UNREQUIRED}))
-    for chunk in _chunks(units.units, desired.batch_size):
-        actions: List[Action] = []
-        for unit_removals, unit_reinstalls in chunk:
-            actions.extend(_remove(by_key[k], removals[k]) for k in unit_removals)
-        for unit_removals, unit_reinstalls in chunk:
-            actions.extend(_reinstall(by_key[k], reason) for k, reason in unit_reinstalls)
+                        [_remove(by_key[k], removals[k]) for k in safe], {F.CUDA_DIST_UNREQUIRED}))
+    for chunk in _chunks(units, desired.batch_size):
+        actions = [a for unit_removals, _follow in chunk for a in unit_removals]
+        actions += [a for _removals, follow in chunk for a in follow]
         batches.append(("remove colliding wheels, then reinstall what they overwrote or deleted", actions,
                         {F.FILE_OWNERSHIP_CONFLICT, F.RECORD_MISSING_FILES, F.RECORD_MODIFIED_FILES,
-                         F.CUDA_MAJOR_MIXED, F.RUNTIME_LIBRARY_MISMATCH, F.SONAME_UNRESOLVED, F.IMPORT_FAILED}))
-    for chunk in _chunks(installs, desired.batch_size):
+                         F.CUDA_MAJOR_MIXED, F.RUNTIME_LIBRARY_MISMATCH, F.SONAME_UNRESOLVED, F.IMPORT_FAILED,
+                         F.CUDA_DIST_UNREQUIRED}))
+    for chunk in _chunks(installs.values(), desired.batch_size):
         batches.append(("install missing or mismatched requirements", list(chunk),
                         {F.REQUIREMENT_MISSING, F.REQUIREMENT_VERSION_MISMATCH, F.SONAME_UNRESOLVED}))
     if late:
         batches.append(("remove former sole providers, now replaced",
-                        [_remove(by_key[k], removals[k]) for k in sorted(late)], {F.CUDA_DIST_UNREQUIRED}))
+                        [_remove(by_key[k], removals[k]) for k in late], {F.CUDA_DIST_UNREQUIRED}))
     codes = {f.code for f in findings if f.severity != F.INFO}
     return Plan(tuple(Batch(i + 1, title, tuple(actions), tuple(sorted(answers & codes)))
                       for i, (title, actions, answers) in enumerate(batches)), tuple(unfixable))
@@ -161,7 +157,7 @@ def _co_owners(obs, removals: Dict[str, str], by_key) -> Dict[str, Set[str]]:
     return result
 
 
-def _damaged(obs, findings, declared: Set[str], by_key) -> Dict[str, str]:
+def _damaged(obs, findings, by_key) -> Dict[str, str]:
     """Kept distributions whose files are missing or modified -> reason."""
     damaged: Dict[str, str] = {}
     for dist in obs.distributions:
@@ -179,30 +175,43 @@ def _damaged(obs, findings, declared: Set[str], by_key) -> Dict[str, str]:
     return damaged
 
 
-def _installs(obs) -> Tuple[List[Action], List[str]]:
-    installs: List[Action] = []
-    unfixable: List[str] = []
-    seen = set()
+def _installs(obs) -> Tuple[Dict[str, Action], List[str]]:
+    """name -> install action for unsatisfied requirements (all specifiers of one name merged); and what cannot be done."""
+    specifiers: Dict[str, List[str]] = {}
+    reasons: Dict[str, str] = {}
     for edge in obs.requirements:
-        if edge.satisfied or edge.name in seen:
+        if edge.satisfied or not edge.name:
             continue
-        seen.add(edge.name)
-        requirement = edge.requirement.split(";", 1)[0].strip()
-        if "[" in requirement:  # extras select requirements we already walk; install the bare distribution
-            requirement = requirement.split("[", 1)[0] + requirement.split("]", 1)[1]
-        if edge.installed is None:
-            installs.append(Action("install", edge.name, requirement, "required by %s, not installed" % edge.required_by))
-        else:
-            installs.append(Action("install", edge.name, requirement,
-                                   "%s installed, %s requires %s" % (edge.installed, edge.required_by, requirement)))
+        specs = specifiers.setdefault(edge.name, [])
+        for spec in str(edge.specifier).split(","):
+            if spec.strip() and spec.strip() not in specs:
+                specs.append(spec.strip())
+        if edge.name not in reasons or edge.required_by:
+            reasons[edge.name] = _install_reason(edge)
+    installs: Dict[str, Action] = {}
+    unfixable: List[str] = []
+    for name, specs in specifiers.items():
+        if name == obs.options.anchor and not specs and not any(d.key == name for d in obs.distributions):
+            unfixable.append("the anchor %s is not installed: declare the version to install in packages, "
+                             "for example %s==2.9.1" % (name, name))
+            continue
+        installs[name] = Action("install", name, name + ",".join(specs), reasons[name])
     return installs, unfixable
 
 
-def _split_sole_providers(obs, removals: Dict[str, str], declared: Set[str]) -> Tuple[List[str], List[str]]:
+def _install_reason(edge) -> str:
+    who = "required by %s" % edge.required_by if edge.required_by else "declared (anchor or packages)"
+    if edge.installed is None:
+        return "%s, not installed" % who
+    return "%s installed, %s requires %s" % (edge.installed, edge.required_by or "the declared set",
+                                              edge.requirement.split(";", 1)[0].strip())
+
+
+def _split_sole_providers(obs, keys: List[str], removals: Dict[str, str]) -> Tuple[List[str], List[str]]:
     """Removals split into (safe now, only after everything else): invariant 3."""
     needed = _needed_sonames_by_kept(obs, removals)
     safe, late = [], []
-    for key in sorted(removals):
+    for key in keys:
         provided = {o.elf.soname for o in obs.objects.values()
                     if o.owner.key == key and o.elf is not None and o.elf.soname}
         sole = [s for s in provided & needed if not _provided_by_kept(obs, s, removals)]
@@ -224,39 +233,39 @@ def _needed_sonames_by_kept(obs, removals) -> Set[str]:
 
 
 def _provided_by_kept(obs, soname: str, removals) -> bool:
-    for obj in obs.objects.values():
-        if obj.elf is not None and obj.elf.soname == soname and obj.owner.key not in removals:
-            return True
-    for dist in obs.distributions:  # a kept wheel whose files are missing still provides it once reinstalled
-        if dist.key not in removals and any(os.path.basename(e.path) == soname for e in dist.entries):
+    """True when a file on disk that no removal owns provides ``soname``: it stays after the removals."""
+    for path, obj in obs.objects.items():
+        if obj.elf is None or obj.elf.soname != soname:
+            continue
+        owners = obs.owners_of(path)
+        if owners and not any(o.key in removals for o in owners):
             return True
     return False
 
 
 # --- grouping --------------------------------------------------------------------------------------------------
 
-@dataclass(frozen=True)
-class _Units:
-    units: Tuple[Tuple[Tuple[str, ...], Tuple[Tuple[str, str], ...]], ...]
-    removal_keys: frozenset
-
-
-def _collision_units(removals, co_owners, damaged, safe, by_key) -> _Units:
-    """Atomic units: colliding removals with the reinstalls of their co-owners; damaged wheels alone."""
+def _units(obs, removals, damaged, installs, by_key):
+    """Atomic units (removals, follow-ups): a colliding wheel's removal, then the reinstall of every surviving
+    co-owner of its paths and the install of its declared twin; damaged wheels alone. Returns (units, replaced)."""
+    co_owners = _co_owners(obs, removals, by_key)
     units = []
     taken: Set[str] = set()
-    removal_keys = set()
-    for key in sorted(co_owners):
-        if key not in safe or not co_owners[key]:
-            continue
-        reinstalls = tuple((k, damaged.get(k, "co-owner of paths %s removes" % key)) for k in sorted(co_owners[key]))
-        units.append(((key,), reinstalls))
-        taken.update(k for k, _r in reinstalls)
-        removal_keys.add(key)
+    replaced: Set[str] = set()
+    for key in sorted(removals):
+        follow = [_reinstall(by_key[k], damaged.get(k, "co-owner of paths %s removes" % key))
+                  for k in sorted(co_owners.get(key, ())) if k not in taken]
+        partner = cuda.colliding_partner(key)
+        if partner in installs:
+            follow.append(installs.pop(partner))
+        if follow:
+            units.append(((_remove(by_key[key], removals[key]),), tuple(follow)))
+            taken.update(a.name for a in follow)
+            replaced.add(key)
     for key in sorted(damaged):
         if key not in taken and key not in removals and key in by_key:
-            units.append(((), ((key, damaged[key]),)))
-    return _Units(tuple(units), frozenset(removal_keys))
+            units.append(((), (_reinstall(by_key[key], damaged[key]),)))
+    return units, replaced
 
 
 def _chunks(items, size: int):
@@ -294,7 +303,7 @@ def predicted_inventory(before: Dict[str, str], plan: Plan) -> Dict[str, Optiona
             if action.kind == "remove":
                 after.pop(action.name, None)
             elif "==" in action.requirement:
-                after[action.name] = action.requirement.split("==", 1)[1].rstrip(".*")
+                after[action.name] = action.requirement.split("==", 1)[1].split(",", 1)[0].rstrip(".*")
             else:
-                after[action.name] = action.requirement
+                after[action.name] = None  # whatever version the sources offer
     return dict(sorted(after.items()))

@@ -305,7 +305,7 @@ def _verify_touched(obs, touched) -> dict:
 
 
 def _diff_side(inv: Dict[str, str], files: dict) -> str:
-    lines = ["%s==%s" % item for item in sorted(inv.items())]
+    lines = [name if version is None else "%s==%s" % (name, version) for name, version in sorted(inv.items())]
     for key, counts in sorted(files["damaged"].items()):
         lines.append("# %s: %d missing, %d modified" % (key, counts["missing"], counts["modified"]))
     for path in files["conflicts"]:

@@ -291,8 +291,6 @@ def test_fallback_for_an_object_not_loaded_at_import_is_info():
     assert "(via cache) for an object not loaded at import" in finding.message
 
 
-@pytest.mark.xfail(strict=True, reason="system_fallbacks ends its first sentence with '.' and then appends "
-                   "'; the venv should provide...' and ': a version skew...', giving '(via cache).: a version skew'")
 @pytest.mark.parametrize("make, message", [
     (lambda: O.healthy(import_graph=_fallback_graph()),
      "libcurand.so.10, needed by torch/lib/libtorch_cuda.so (torch 2.9.1), is not found in the venv and resolves to "

@@ -141,8 +141,6 @@ def test_contaminated_conflicts_say_whose_bytes_are_on_disk():
     assert row(conflicts, path="nvidia/cudnn/include/cudnn.h")["on_disk"] is None
 
 
-@pytest.mark.xfail(strict=True, reason="_facts_report._probe names the first RECORD owner of a co-owned loaded path "
-                   "(nvidia-cudnn-cu12), although the conflict knows the process runs nvidia-cudnn-cu13's bytes")
 def test_loaded_library_names_the_distribution_whose_bytes_were_loaded():
     loaded = facts(O.contaminated())["probe"]["loaded"]
     assert row(loaded, path=SITE + "/nvidia/cudnn/lib/libcudnn.so.9")["distribution"] == "nvidia-cudnn-cu13 9.24.0.43"

@@ -88,19 +88,19 @@ def test_torch_entry_points_are_global_deps_then_c_per_site_packages(tmp_path):
     first = _touch(lib, "torch/lib/libtorch_global_deps.so", "torch/_C.cpython-312-x86_64-linux-gnu.so")
     _touch(lib, "torch/lib/libtorch_cuda.so", "torch/_C_flatbuffer.py", "functorch/_C.cpython-312-x86_64-linux-gnu.so")
     second = _touch(lib64, "torch/_C.cpython-312-x86_64-linux-gnu.so")
-    assert _entry_points("torch", (str(lib), str(lib64))) == tuple(first + second)
+    assert _entry_points("torch", "torch", (str(lib), str(lib64))) == tuple(first + second)
 
 
 def test_other_anchors_load_their_package_extensions(tmp_path):
     expected = _touch(tmp_path, "sgl_kernel/common_ops.abi3.so", "sgl_kernel/flash_ops.cpython-312-x86_64-linux-gnu.so")
     _touch(tmp_path, "sgl_kernel/sub/nested.so", "sgl_kernel/__init__.py", "other/x.so")
     os.makedirs(str(tmp_path / "sgl_kernel" / "folder.so"))
-    assert _entry_points("sgl-kernel", (str(tmp_path),)) == tuple(expected)
+    assert _entry_points("sgl-kernel", "sgl_kernel", (str(tmp_path),)) == tuple(expected)
 
 
 def test_no_entry_points(tmp_path):
-    assert _entry_points("torch", (str(tmp_path),)) == ()
-    assert _entry_points("jax", (str(tmp_path),)) == ()
+    assert _entry_points("torch", "torch", (str(tmp_path),)) == ()
+    assert _entry_points("jax", "jax", (str(tmp_path),)) == ()
 
 
 # --- Observations helpers ------------------------------------------------------------------------------------------

@@ -1,0 +1,143 @@
+# -*- coding: utf-8 -*-
+# Copyright: (c) 2026, gpuops.cuda_venv contributors
+# GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
+"""Tests for the cuda_venv_repair module: validate() on bad options, main() through real module args."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+
+import pytest
+from ansible.module_utils.testing import patch_module_args
+
+from ansible_collections.gpuops.cuda_venv.plugins.modules import cuda_venv_repair
+from ansible_collections.gpuops.cuda_venv.plugins.modules.cuda_venv_repair import ARGUMENT_SPEC, validate
+from ansible_collections.gpuops.cuda_venv.tests.unit.plugins.module_utils.test_distributions import make_dist
+from ansible_collections.gpuops.cuda_venv.tests.unit.plugins.module_utils.tree_digest import tree_digest
+
+NAME_RULE = "letters, digits, '.', '_' and '-' only"
+SECRET_URL = "https://u:p4ss@host.invalid/simple"
+NO_INDEX_MSG = "wheel sources set no_index together with index_url or extra_index_urls: keep one of them"
+
+
+def params(**overrides):
+    """Module params as AnsibleModule hands them to main(): every default, numbers converted to their types."""
+    values = {key: spec.get("default") for key, spec in ARGUMENT_SPEC.items()}
+    for key, spec in ARGUMENT_SPEC.items():
+        if spec["type"] == "float" and values[key] is not None:
+            values[key] = float(values[key])
+    values.update(path="/venvs/train", **overrides)
+    return values
+
+
+def run_main(capsys, args):
+    """main() with ``args``; returns (exit code, the result it printed, everything printed)."""
+    with patch_module_args(args):
+        with pytest.raises(SystemExit) as caught:
+            cuda_venv_repair.main()
+    out, err = capsys.readouterr()
+    return caught.value.code, json.loads(out), out + err
+
+
+# --- validate -----------------------------------------------------------------------------------------------------
+
+def test_defaults_are_valid():
+    assert validate(params()) == []
+
+
+@pytest.mark.parametrize("overrides, problems", [
+    (dict(batch_size=0), ["batch_size must be >= 1, got 0"]),
+    (dict(batch_size=-3), ["batch_size must be >= 1, got -3"]),
+    (dict(batch=0), ["batch must be >= 1, got 0"]),
+    (dict(lock_timeout=-1.0), ["lock_timeout must be >= 0, got -1.0"]),
+    (dict(probe_timeout=0.0), ["probe_timeout must be positive, got 0.0"]),
+    (dict(installer_timeout=-5.0), ["installer_timeout must be positive, got -5.0"]),
+    (dict(remove=["a;b"]), ["invalid distribution name 'a;b': " + NAME_RULE]),
+    (dict(remove=["$(x)"]), ["invalid distribution name '$(x)': " + NAME_RULE]),
+    (dict(remove=["-e"]), ["invalid distribution name '-e': " + NAME_RULE]),  # never an installer option
+    (dict(remove=["sgl-kernel", "x y"]), ["invalid distribution name 'x y': " + NAME_RULE]),
+    (dict(packages=["torch==="]),
+     ["invalid requirement 'torch===': Expected semicolon (after name with no version specifier) or end"]),
+    (dict(anchor="my anchor"), ["invalid distribution name 'my anchor': " + NAME_RULE]),
+    (dict(batch_size=0, batch=0, probe_timeout=0.0, lock_timeout=-1.0, remove=["a;b"], anchor="t t", packages=["torch==="]),
+     ["batch_size must be >= 1, got 0", "batch must be >= 1, got 0", "probe_timeout must be positive, got 0.0",
+      "lock_timeout must be >= 0, got -1.0", "invalid distribution name 'a;b': " + NAME_RULE,
+      "invalid distribution name 't t': " + NAME_RULE,
+      "invalid requirement 'torch===': Expected semicolon (after name with no version specifier) or end"]),
+])
+def test_validate_names_each_bad_option(overrides, problems):
+    assert validate(params(**overrides)) == problems
+
+
+@pytest.mark.parametrize("overrides", [
+    dict(batch_size=1, batch=1, lock_timeout=0.0),
+    dict(remove=["sgl-kernel", "flash_attn", "ruamel.yaml", "A1"], anchor="vllm"),
+    dict(packages=["torch==2.9.1", 'nvidia-cudnn-cu12==9.10.2.21; platform_system == "Linux"',
+                   "cuda-toolkit[cublas,curand]==13.0.3"]),
+])
+def test_valid_options(overrides):
+    assert validate(params(**overrides)) == []
+
+
+# --- main ---------------------------------------------------------------------------------------------------------
+
+def test_bad_options_fail_before_anything_runs(capsys, tmp_path):
+    rc, result, _printed = run_main(capsys, {"path": str(tmp_path / "absent"), "batch_size": 0, "remove": ["a;b"]})
+    assert rc == 1 and result["failed"] is True
+    assert result["msg"] == "batch_size must be >= 1, got 0; invalid distribution name 'a;b': " + NAME_RULE
+
+
+@pytest.mark.parametrize("sources", [
+    {"index_url": SECRET_URL},
+    {"extra_index_urls": ["https://mirror.invalid/simple", SECRET_URL]},
+], ids=["index_url", "extra_index_urls"])
+def test_index_with_no_index_fails_and_never_prints_the_password(capsys, tmp_path, sources):
+    rc, result, printed = run_main(capsys, dict(path=str(tmp_path), no_index=True, find_links=[str(tmp_path)], **sources))
+    assert rc == 1
+    assert result["msg"] == NO_INDEX_MSG
+    assert "p4ss" not in printed
+
+
+@pytest.fixture(scope="module")
+def bare_venv(tmp_path_factory):
+    """A real venv with nothing installed (no pip either)."""
+    path = tmp_path_factory.mktemp("repair") / "venv"
+    subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(path)], check=True)
+    return path
+
+
+def test_removing_a_declared_distribution_fails_with_the_plan_error(capsys, bare_venv):
+    args = {"path": str(bare_venv), "remove": ["torch"], "probe": False, "index_url": SECRET_URL, "_ansible_check_mode": True}
+    rc, result, printed = run_main(capsys, args)
+    assert rc == 1
+    assert result["msg"] == "cannot remove torch: torch requires it (it is in the declared set)"
+    assert "p4ss" not in printed
+
+
+@pytest.fixture(scope="module")
+def jax_venv(tmp_path_factory):
+    """A real venv holding a tiny 'jax' 0.7.2 whose requirement jaxlib==0.7.2 is not installed."""
+    path = tmp_path_factory.mktemp("repair") / "venv"
+    subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(path)], check=True)
+    site = next(path.glob("lib/python3*/site-packages"))
+    make_dist(str(site), "jax", "0.7.2", files={"jax/__init__.py": b""}, requires=["jaxlib==0.7.2"])
+    return path
+
+
+def test_check_mode_plans_and_changes_nothing(capsys, jax_venv):
+    before = tree_digest(str(jax_venv))
+    rc, result, _printed = run_main(capsys, {"path": str(jax_venv), "anchor": "jax", "index_url": SECRET_URL,
+                                             "_ansible_check_mode": True, "_ansible_diff": True})
+    assert rc == 0
+    assert result["changed"] is True
+    assert result["plan"] == {"batches": [{
+        "batch": 1, "title": "install missing or mismatched requirements",
+        "actions": [{"action": "install", "name": "jaxlib", "requirement": "jaxlib==0.7.2", "reason": "required by jax, not installed"}],
+        "answers": ["REQUIREMENT_MISSING"]}], "unfixable": []}
+    assert [(f["code"], f["subject"]) for f in result["findings"]] == [("REQUIREMENT_MISSING", "jaxlib")]
+    assert result["diff"] == {"before": "jax==0.7.2\n", "after": "jax==0.7.2\njaxlib==0.7.2\n"}
+    assert (result["batches"], result["recovered"], result["healthy"]) == ([], None, False)
+    assert result["summary"] == "broken: 1 error(s): REQUIREMENT_MISSING"
+    assert tree_digest(str(jax_venv)) == before  # not even a state dir
