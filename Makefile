@@ -35,7 +35,7 @@ help:
 	@echo "make sanity     ansible-test sanity on a copy in $(BUILD)/sanity, no ignore files"
 	@echo "make lint       ansible-lint, production profile"
 	@echo "make scenarios  pytest tests/scenarios"
-	@echo "make molecule   molecule test --all, when molecule scenarios exist"
+	@echo "make molecule   molecule test --all (extensions/molecule: default, proxmox); MOLECULE_ARGS='-s default'"
 	@echo "make bench      python -m tests.bench > $(BUILD)/bench.md"
 	@echo "make build      collection tarball in $(BUILD)/dist, installed and smoke-tested"
 	@echo "make demo       scripts/demo.sh"
@@ -92,17 +92,30 @@ scenarios: setup
 	@rc=0; $(BIN)/python -m pytest $(PYTEST_XDIST) tests/scenarios $(PYTEST_ARGS) || rc=$$?; \
 	if [ $$rc = 5 ]; then echo "make scenarios: no scenario tests collected in tests/scenarios"; exit 0; fi; exit $$rc
 
-# Molecule copies the collection into $$ANSIBLE_HOME/collections: keep that home outside the repo.
+# Molecule 26 in collection mode: run from the root (galaxy.yml), scenarios in extensions/molecule/ (docs/TESTING.md).
+# A temporary ANSIBLE_HOME holds molecule's ephemeral directories; on exit, fake Proxmox nodes left there are stopped.
+# The proxmox scenario needs root, debootstrap and sshd: installed here with apt-get when missing (Debian).
+MOLECULE_ARGS ?= --all
+MOLECULE_TIMEOUT ?= 1800
 molecule: setup
-	@dir=; for d in . extensions; do [ -d $$d/molecule ] && dir=$$d && break; done; \
-	if [ -z "$$dir" ]; then echo "make molecule: no molecule/ or extensions/molecule/ yet, nothing to run"; exit 0; fi; \
-	home=$$(mktemp -d "$${TMPDIR:-/tmp}/gpuops-cuda_venv-molecule.XXXXXX"); trap 'rm -rf "$$home"' EXIT; \
-	cd $$dir && ANSIBLE_HOME=$$home ANSIBLE_COLLECTIONS_PATH=$$home/collections:$(CURDIR)/$(COLLECTIONS) \
-	  ANSIBLE_CONFIG=$(CURDIR)/ansible.cfg $(BIN)/molecule test --all
+	@if [ ! -d extensions/molecule ]; then echo "make molecule: no extensions/molecule/ yet, nothing to run"; exit 0; fi; \
+	missing=; command -v debootstrap >/dev/null || missing="$$missing debootstrap"; \
+	[ -x /usr/sbin/sshd ] || missing="$$missing openssh-server"; \
+	if [ -n "$$missing" ]; then \
+	  if [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null; then \
+	    echo "make: installing$$missing with apt-get"; \
+	    apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends $$missing >/dev/null; \
+	  else \
+	    echo "make: molecule's proxmox scenario needs$$missing: install it (apt-get install$$missing)" >&2; exit 1; \
+	  fi; \
+	fi; \
+	home=$$(mktemp -d "$${TMPDIR:-/tmp}/gpuops-cuda_venv-molecule.XXXXXX"); \
+	trap 'for s in $$(find "$$home" -maxdepth 4 -type d -name fake-proxmox); do tests/fake_proxmox/node.sh stop "$$s" || true; done; rm -rf "$$home"' EXIT; \
+	ANSIBLE_HOME=$$home ANSIBLE_COLLECTIONS_PATH=$(CURDIR)/$(COLLECTIONS) \
+	  timeout --foreground --kill-after=30 $(MOLECULE_TIMEOUT) $(BIN)/molecule test $(MOLECULE_ARGS)
 
 bench: setup
-	@if [ ! -e tests/bench.py ] && [ ! -e tests/bench/__main__.py ]; then echo "make bench: no tests/bench yet"; exit 0; fi; \
-	PYTHONPATH=$(CURDIR)/$(COLLECTIONS) $(BIN)/python -m tests.bench | tee $(BUILD)/bench.md
+	PYTHONPATH=$(CURDIR)/$(COLLECTIONS) $(BIN)/python -m tests.bench $(BENCH_ARGS) | tee $(BUILD)/bench.md
 
 # Build the tarball, install it into an empty collections dir, and read a module's doc from there.
 build: tools

@@ -203,8 +203,8 @@ def _install_reason(edge) -> str:
     who = "required by %s" % edge.required_by if edge.required_by else "declared (anchor or packages)"
     if edge.installed is None:
         return "%s, not installed" % who
-    return "%s installed, %s requires %s" % (edge.installed, edge.required_by or "the declared set",
-                                              edge.requirement.split(";", 1)[0].strip())
+    wanted = edge.requirement.split(";", 1)[0].strip()
+    return "%s installed, %s requires %s" % (edge.installed, edge.required_by or "the declared set", wanted)
 
 
 def _split_sole_providers(obs, keys: List[str], removals: Dict[str, str]) -> Tuple[List[str], List[str]]:

@@ -17,7 +17,7 @@ description:
     from its output by O(command_regex).
   - Compares each metric with a baseline (O(baseline), for example the registered result of a run before a repair, or
     O(baseline_path)) and fails when one is below O(min_ratio) of it, saying by how much.
-  - Without a GPU, or when C(torch.cuda.is_available()) is false, the task is skipped with the reason, unless
+  - Without a GPU, or when torch.cuda.is_available() is false, the task is skipped with the reason, unless
     O(require_gpu=true). When torch does not import at all, the venv is broken and the module fails.
 author:
   - gpuops.cuda_venv contributors (@gpuops)
@@ -71,8 +71,9 @@ options:
   command_regex:
     description:
       - Regular expression (Python syntax) whose last match in the command's output (stdout then stderr, last 4000
-        characters) captures the throughput, in its only group or a group named C(value), for example
-        C(throughput: ([0-9.]+) samples/s). Required with O(command).
+        characters) captures the throughput, in its only group or a group named C(value).
+      - "For example, the regex 'throughput: ([0-9.]+) samples/s' reads 1234.5 from 'throughput: 1234.5 samples/s'.
+        Required with O(command)."
     type: str
   command_timeout:
     description: Seconds the command may take.
@@ -94,7 +95,7 @@ options:
     type: float
     default: 0.95
   require_gpu:
-    description: Fail instead of skipping when there is no GPU or C(torch.cuda.is_available()) is false.
+    description: Fail instead of skipping when there is no GPU or torch.cuda.is_available() is false.
     type: bool
     default: false
   timeout:
@@ -178,6 +179,10 @@ saved:
   description: The O(save_path) written, or null.
   returned: always
   type: str
+command:
+  description: The command's C(argv), its return code C(rc) and the last 4000 characters of its C(output).
+  returned: when O(command) is given and the GPU measurements ran
+  type: dict
 """
 
 import json

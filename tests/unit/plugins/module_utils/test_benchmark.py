@@ -192,7 +192,7 @@ def test_mismatches_name_another_device_and_other_sizes():
 
 
 def test_summary_line():
-    rows, _ = B.compare({"matmul_tflops": 781.44, "copy_gbps": 4301.7}, {"matmul_tflops": 780.0}, 0.95)
+    rows = B.compare({"matmul_tflops": 781.44, "copy_gbps": 4301.7}, {"matmul_tflops": 780.0}, 0.95)[0]
     assert B.summary({"matmul_tflops": 781.44, "copy_gbps": 4301.7}, {"name": "NVIDIA H200"}, rows, "compared with the baseline") == (
         "NVIDIA H200: matmul_tflops 781.4 TFLOP/s (1.002x baseline), copy_gbps 4301.7 GB/s; compared with the baseline")
     assert B.summary({"command_throughput": 3.25}, {}, [], "no baseline to compare with") == (
