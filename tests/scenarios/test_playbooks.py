@@ -1,0 +1,159 @@
+"""playbooks/repair.yml through the real ansible-playbook on two stand-in hosts: --check, repair, rollback, rerun, recap.
+
+One flow on one pair of venvs (each playbook run costs tens of seconds): `gutted` repairs; `partial-restore` gets a
+wheelhouse without nvidia-nccl-cu12, so its second batch fails and is rolled back while `gutted` is repaired; with the
+wheel back, it repairs; then a run changes nothing anywhere.
+"""
+
+import base64
+import glob
+import hashlib
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+import zipfile
+from importlib import metadata
+
+import pytest
+
+from scenario_tools import ROOT, ansible_env
+from tests.standin import build_scenario
+
+from ansible_collections.gpuops.cuda_venv.tests.unit.plugins.module_utils.tree_digest import tree_digest
+
+CACHE = os.environ.get("CUDA_VENV_STANDIN_CACHE", os.path.join(ROOT, "build", "standin-cache"))
+PLAYBOOK = os.path.join(ROOT, "playbooks", "repair.yml")
+BATCH_1 = "remove what nothing kept needs"
+BATCH_2 = "remove colliding wheels, then reinstall what they overwrote or deleted"
+NO_GPU = "benchmark skipped: torch.cuda.is_available() is False (torch 2.9.1+cu128, CUDA 12.8)"
+
+
+def wheel_from_installed(name, dest):
+    """A py3-none-any wheel of the installed pure-Python distribution ``name`` (offline: no index needed)."""
+    dist = metadata.distribution(name)
+    files = [f for f in dist.files if "__pycache__" not in f.parts and not str(f).startswith("..")]
+    dist_info = next(f.parts[0] for f in files if f.parts[0].endswith(".dist-info"))
+    records = []
+    path = os.path.join(dest, dist_info[:-len(".dist-info")] + "-py3-none-any.whl")
+    with zipfile.ZipFile(path, "w", zipfile.ZIP_DEFLATED) as wheel:
+        for file in sorted(files, key=str):
+            if file.parts[0] == dist_info and file.name in ("RECORD", "INSTALLER", "REQUESTED", "direct_url.json"):
+                continue
+            data = file.read_binary()
+            wheel.writestr(str(file), data)
+            digest = base64.urlsafe_b64encode(hashlib.sha256(data).digest()).rstrip(b"=").decode()
+            records.append("%s,sha256=%s,%d" % (file, digest, len(data)))
+        records.append(dist_info + "/RECORD,,")
+        wheel.writestr(dist_info + "/RECORD", "\n".join(records) + "\n")
+    return path
+
+
+def write_inventory(tmp_path, hosts):
+    """Local hosts, each with its venv, its wheelhouses and its own tools venv (filled from a packaging wheel)."""
+    tools_wheelhouse = tmp_path / "tools-wheelhouse"
+    tools_wheelhouse.mkdir()
+    wheel_from_installed("packaging", str(tools_wheelhouse))
+    inventory = {"all": {"hosts": {}, "vars": {
+        "ansible_connection": "local",
+        "ansible_python_interpreter": sys.executable,
+        "venv_repair_no_index": True,
+        "venv_repair_backend": "pip",
+        "venv_repair_tools_find_links": [str(tools_wheelhouse)],
+    }}}
+    for name, info in hosts.items():
+        inventory["all"]["hosts"][name] = {
+            "venv_repair_path": str(info.venv),
+            "venv_repair_find_links": [str(info.wheelhouse), str(info.extra_wheelhouse)],
+            "venv_repair_tools_venv": str(tmp_path / ("tools-" + name)),
+        }
+    path = tmp_path / "inventory.json"
+    path.write_text(json.dumps(inventory, indent=1), encoding="utf-8")
+    return str(path)
+
+
+def run_playbook(tmp_path, inventory, *args):
+    """ansible-playbook playbooks/repair.yml; returns (rc, output, recap lines by host, PLAY RECAP stats by host)."""
+    argv = [os.path.join(os.path.dirname(sys.executable), "ansible-playbook"), "-i", inventory, PLAYBOOK] + list(args)
+    proc = subprocess.run(argv, cwd=ROOT, env=ansible_env(tmp_path), capture_output=True, text=True, timeout=1800,
+                          check=False)
+    output = proc.stdout + proc.stderr
+    return proc.returncode, output, recap_lines(output), play_stats(output)
+
+
+def recap_lines(output):
+    """{host: line} from the recap task's message."""
+    start = output.index("TASK [Say per host what happened]")
+    start = output.index("=> ", start) + 3
+    message, _end = json.JSONDecoder().raw_decode(output[start:])
+    return {line.split(": ", 1)[0]: line.split(": ", 1)[1] for line in message["msg"]}
+
+
+def play_stats(output):
+    """{host: {"ok": n, "changed": n, ...}} from Ansible's PLAY RECAP."""
+    stats = {}
+    for host, counts in re.findall(r"^(\S+)\s+: (ok=.*)$", output.split("PLAY RECAP")[-1], re.MULTILINE):
+        stats[host] = {key: int(value) for key, value in re.findall(r"(\w+)=(\d+)", counts)}
+    return stats
+
+
+def installed(venv):
+    """name==version of every dist-info in the venv's site-packages."""
+    names = []
+    for path in glob.glob(os.path.join(str(venv), "lib", "python*", "site-packages", "*.dist-info")):
+        with open(os.path.join(path, "METADATA"), encoding="utf-8") as handle:
+            head = dict(line.split(": ", 1) for line in handle.read().split("\n\n")[0].splitlines() if ": " in line)
+        names.append("%s==%s" % (head["Name"], head["Version"]))
+    return sorted(names)
+
+
+@pytest.mark.slow
+def test_repair_playbook_check_rollback_repair_and_rerun(tmp_path):
+    gutted = build_scenario("gutted", tmp_path / "gutted", cache=CACHE)
+    partial = build_scenario("partial-restore", tmp_path / "partial", cache=CACHE)
+    [nccl] = glob.glob(os.path.join(str(partial.wheelhouse), "nvidia_nccl_cu12-*.whl"))
+    aside = shutil.move(nccl, str(tmp_path))
+    inventory = write_inventory(tmp_path, {"gutted": gutted, "partial": partial})
+    digests = {name: tree_digest(str(info.venv)) for name, info in (("gutted", gutted), ("partial", partial))}
+
+    # --check --diff: the plan of each host, nothing touched (not even a state directory).
+    rc, output, recap, stats = run_playbook(tmp_path, inventory, "--check", "--diff")
+    assert rc == 0, output
+    assert recap["gutted"].startswith("would repair - 2 batch(es) planned: %s; %s; now broken: " % (BATCH_1, BATCH_2)), recap
+    assert recap["partial"].startswith("would repair - 2 batch(es) planned: %s; %s; now broken: " % (BATCH_1, BATCH_2)), recap
+    assert "\n-nvidia-cudnn-cu13==9.24.0.43\n" in output  # the plan's diff
+    assert {host: s["failed"] for host, s in stats.items()} == {"gutted": 0, "partial": 0}
+    assert {name: tree_digest(str(info.venv)) for name, info in (("gutted", gutted), ("partial", partial))} == digests
+    assert not os.path.exists(os.path.join(str(gutted.venv), ".cuda_venv"))
+
+    # The real run: gutted is repaired; partial's second batch cannot find its wheel and is rolled back.
+    rc, output, recap, stats = run_playbook(tmp_path, inventory)
+    assert rc == 2, output
+    assert recap["gutted"] == "repaired - 2 batch(es) committed (%s; %s); now healthy; %s" % (BATCH_1, BATCH_2, NO_GPU)
+    assert recap["partial"].startswith(
+        "rolled back - batch 2 of 2 (%s) failed and was rolled back: reinstall failed: " % BATCH_2), recap
+    assert "No matching distribution found for nvidia-nccl-cu12==2.27.5" in recap["partial"]
+    assert recap["partial"].endswith(
+        "; restored: remove nvidia-cudnn-cu13, reinstall nvidia-cudnn-cu12==9.10.2.21, reinstall nvidia-cusparselt-cu12==0.7.1, "
+        "reinstall nvidia-nccl-cu12==2.27.5, reinstall nvidia-nvshmem-cu12==3.3.20; "
+        "1 batch(es) committed before it stay: %s" % BATCH_1)
+    assert stats["gutted"]["failed"] == 0 and stats["partial"]["failed"] == 1 and stats["partial"]["rescued"] == 1
+    assert "nvidia-cudnn-cu13==9.24.0.43" in installed(partial.venv)  # batch 2 restored
+    assert not any(name.startswith(("nvidia-cublas==", "nvidia-cuda-nvrtc==")) for name in installed(partial.venv))  # batch 1 stays
+
+    # The wheel is back: partial is repaired, gutted (healthy now) changes nothing.
+    shutil.move(aside, str(partial.wheelhouse))
+    rc, output, recap, stats = run_playbook(tmp_path, inventory)
+    assert rc == 0, output
+    assert recap == {"gutted": "healthy before - healthy; nothing to do",
+                     "partial": "repaired - 1 batch(es) committed (%s); now healthy; %s" % (BATCH_2, NO_GPU)}
+    assert stats["gutted"]["changed"] == 0 and stats["partial"]["changed"] > 0
+
+    # And again: nothing changes anywhere, nothing is notified.
+    rc, output, recap, stats = run_playbook(tmp_path, inventory)
+    assert rc == 0, output
+    assert recap == {"gutted": "healthy before - healthy; nothing to do", "partial": "healthy before - healthy; nothing to do"}
+    assert {host: s["changed"] for host, s in stats.items()} == {"gutted": 0, "partial": 0}
+    assert "RUNNING HANDLER" not in output
