@@ -88,9 +88,9 @@ lint: setup
 	$(BIN)/ansible-lint $(LINT_ARGS)
 
 # pytest exits 5 when it collects nothing: allowed here until scenarios are written.
+# The modules, roles and playbooks through real Ansible on stand-in CUDA venvs.
 scenarios: setup
-	@rc=0; $(BIN)/python -m pytest $(PYTEST_XDIST) tests/scenarios $(PYTEST_ARGS) || rc=$$?; \
-	if [ $$rc = 5 ]; then echo "make scenarios: no scenario tests collected in tests/scenarios"; exit 0; fi; exit $$rc
+	$(BIN)/python -m pytest $(PYTEST_XDIST) tests/scenarios $(PYTEST_ARGS)
 
 # Molecule 26 in collection mode: run from the root (galaxy.yml), scenarios in extensions/molecule/ (docs/TESTING.md).
 # A temporary ANSIBLE_HOME holds molecule's ephemeral directories; on exit, fake Proxmox nodes left there are stopped.
