@@ -135,12 +135,24 @@ def nccl_text(raw):
     return "%d.%d.%d" % (raw // 1000, raw % 1000 // 100, raw % 100)
 
 
+def loaded_nccl(loaded):
+    # ncclGetVersion() of the libnccl.so.2 mapped in this process (no GPU needed); None when none is loaded.
+    import ctypes
+    for path in loaded:
+        if os.path.basename(path).startswith("libnccl.so"):
+            code = ctypes.c_int(0)
+            ctypes.CDLL(path).ncclGetVersion(ctypes.byref(code))
+            return nccl_text(code.value)
+    return None
+
+
 def read_versions(anchor, module, report):
     if anchor == "torch":
         attempt(report, "torch", lambda: str(module.__version__))
         attempt(report, "cuda", lambda: importlib.import_module("torch.version").cuda)
         attempt(report, "cudnn", lambda: importlib.import_module("torch.backends.cudnn").version())
-        attempt(report, "nccl", lambda: nccl_text(importlib.import_module("torch.cuda.nccl").version()))
+        # torch.cuda.nccl.version() is the NCCL torch was BUILT against; "nccl" is the library it runs (below).
+        attempt(report, "nccl_build", lambda: nccl_text(importlib.import_module("torch.cuda.nccl").version()))
         attempt(report, "cuda_available", lambda: bool(importlib.import_module("torch.cuda").is_available()))
     elif hasattr(module, "__version__"):
         attempt(report, anchor, lambda: str(module.__version__))
@@ -178,6 +190,8 @@ def main():
         report["loaded"] = mapped_objects()
     except OSError as exc:
         report["version_errors"]["loaded"] = exception_line(exc)
+    if anchor == "torch" and report["ok"]:
+        attempt(report, "nccl", lambda: loaded_nccl(report["loaded"]))
     data = ("\nCUDA_VENV_PROBE " + json.dumps(report) + "\n").encode("utf-8")
     while data:
         data = data[os.write(REPORT_FD, data):]

@@ -77,7 +77,7 @@ def test_incident_healthy_contaminated_gutted_partial_restore(tmp_path):
     info = advance_scenario(info, "contaminated", CACHE)
     contaminated = probe_torch(info.venv)
     assert report_without_maps(contaminated) == {
-        "torch": "2.9.1+cu128", "cuda": "12.8", "cudnn": 92400, "nccl": [2, 30, 7], "cuda_available": False}
+        "torch": "2.9.1+cu128", "cuda": "12.8", "cudnn": 92400, "nccl": [2, 27, 5], "cuda_available": False}
     versions = installed(info.venv)
     assert {n: versions[n] for n in versions if n.startswith(("nvidia-cudnn", "nvidia-nccl", "nvidia-cublas"))} == {
         "nvidia-cudnn-cu12": "9.10.2.21", "nvidia-cudnn-cu13": "9.24.0.43", "nvidia-nccl-cu12": "2.27.5",

@@ -304,9 +304,11 @@ def test_torch_versions_are_read_each_on_its_own(venv):
     finally:
         shutil.rmtree(torch)
     assert result.ok is True
-    assert result.versions == {"torch": "2.9.1+cu128", "cuda": "12.8", "cudnn": 91002, "nccl": None, "cuda_available": False}
-    assert result.version_errors == {"nccl": "RuntimeError: libnccl.so.2: file too short"}
-    assert healthy.versions["nccl"] == "2.27.5" and healthy.version_errors == {}
+    # nccl_build is what torch reports (its build-time NCCL); nccl is the loaded libnccl's: none is mapped here.
+    assert result.versions == {"torch": "2.9.1+cu128", "cuda": "12.8", "cudnn": 91002, "nccl_build": None,
+                               "cuda_available": False, "nccl": None}
+    assert result.version_errors == {"nccl_build": "RuntimeError: libnccl.so.2: file too short"}
+    assert healthy.versions["nccl_build"] == "2.27.5" and healthy.version_errors == {}
 
 
 def test_probe_import_runs_the_users_check_after_a_good_import(venv, tmp_path, monkeypatch):

@@ -1,0 +1,70 @@
+# -*- coding: utf-8 -*-
+# Copyright: (c) 2026, gpuops.cuda_venv contributors
+# GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
+"""The acceptance run's table: one row per real venv scenario, in Markdown.
+
+Acceptance-test support for gpuops.cuda_venv: not part of the collection's API.
+"""
+
+from __future__ import annotations
+
+import datetime
+import os
+import platform
+from collections import Counter
+from dataclasses import dataclass, field
+from typing import Dict, List, Optional
+
+HEADER = ("scenario", "venv built s", "findings (errors)", "batches (actions)", "facts s", "repair s", "second run s", "result")
+
+
+@dataclass
+class Row:
+    """What one scenario measured; filled in as its tests run."""
+
+    scenario: str
+    build_seconds: float = 0.0
+    findings: str = ""
+    batches: str = ""
+    facts_seconds: Optional[float] = None
+    repair_seconds: Optional[float] = None
+    second_seconds: Optional[float] = None
+    outcomes: Dict[str, str] = field(default_factory=dict)  # test name -> passed, failed, xfailed, ...
+
+    def result(self) -> str:
+        bad = sorted(t for t, o in self.outcomes.items() if o not in ("passed", "xfailed"))
+        known = sorted(t for t, o in self.outcomes.items() if o == "xfailed")
+        if bad:
+            return "FAILED: " + ", ".join(bad)
+        if known:
+            return "pass, known discrepancies: " + ", ".join(known)
+        return "pass" if self.outcomes else "not run"
+
+    def cells(self) -> List[str]:
+        def seconds(value):
+            return "-" if value is None else "%.1f" % value
+        return [self.scenario, seconds(self.build_seconds), self.findings or "-", self.batches or "-", seconds(self.facts_seconds),
+                seconds(self.repair_seconds), seconds(self.second_seconds), self.result()]
+
+
+def summarize_findings(facts: dict) -> str:
+    """Error findings as ``CODE xN`` (``none`` when there are none), warnings counted after them."""
+    errors = Counter(f["code"] for f in facts.get("findings", []) if f["severity"] == "error")
+    warnings = sum(1 for f in facts.get("findings", []) if f["severity"] == "warning")
+    text = ", ".join(code + (" x%d" % n if n > 1 else "") for code, n in sorted(errors.items())) or "none"
+    return text + ("; %d warning%s" % (warnings, "s" if warnings > 1 else "") if warnings else "")
+
+
+def summarize_batches(result: dict) -> str:
+    batches = result.get("batches") or []
+    actions = sum(len(b.get("actions", [])) for b in (result.get("plan") or {}).get("batches", []))
+    return "%d (%d)" % (len(batches), actions)
+
+
+def markdown(rows: List[Row], extra: str = "") -> str:
+    """The table with a line saying when and where it was measured."""
+    lines = ["Measured %s on %s, %d cores, Python %s (controller); %s" % (
+        datetime.date.today().isoformat(), platform.machine(), os.cpu_count() or 0, platform.python_version(), extra),
+        "", "| " + " | ".join(HEADER) + " |", "|" + "---|" * len(HEADER)]
+    lines.extend("| " + " | ".join(row.cells()) + " |" for row in rows)
+    return "\n".join(lines) + "\n"
