@@ -92,6 +92,13 @@ lint: setup
 scenarios: setup
 	$(BIN)/python -m pytest $(PYTEST_XDIST) tests/scenarios $(PYTEST_ARGS)
 
+# The RECORD/METADATA/ELF readers fuzzed with many more examples than `make test` runs (docs/RELIABILITY.md);
+# failing examples are kept in $(BUILD)/hypothesis and replay first. make fuzz FUZZ_EXAMPLES=100000
+FUZZ_EXAMPLES ?= 20000
+.PHONY: fuzz
+fuzz: setup
+	CUDA_VENV_FUZZ_EXAMPLES=$(FUZZ_EXAMPLES) $(BIN)/python -m pytest $(PYTEST_XDIST) tests/reliability/test_fuzz_readers.py $(PYTEST_ARGS)
+
 # Molecule 26 in collection mode: run from the root (galaxy.yml), scenarios in extensions/molecule/ (docs/TESTING.md).
 # A temporary ANSIBLE_HOME holds molecule's ephemeral directories; on exit, fake Proxmox nodes left there are stopped.
 # The proxmox scenario needs root, debootstrap and sshd: installed here with apt-get when missing (Debian).
@@ -139,7 +146,7 @@ demo: setup
 clean:
 	rm -rf $(BUILD) tests/output .pytest_cache
 
-# Opt-in, not part of `make test`: real torch stacks (about 7.5 GB of wheels, fetched once with pip as this machine
+# Opt-in, not part of `make test`: real torch stacks (about 7.6 GB of wheels, fetched once with pip as this machine
 # configures it into CUDA_VENV_ACCEPTANCE_CACHE, default build/acceptance-cache), every incident state built,
 # diagnosed and repaired; the table goes to build/acceptance-results/table.md. See docs/ACCEPTANCE.md.
 .PHONY: acceptance
