@@ -15,7 +15,6 @@ Invariants (docs/REPAIR.md):
 
 from __future__ import annotations
 
-import os
 import re
 from dataclasses import dataclass
 from typing import Dict, List, Optional, Sequence, Set, Tuple

@@ -7,8 +7,6 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-import pytest
-
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._diagnose import diagnose
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._facts_report import report
 from ansible_collections.gpuops.cuda_venv.tests.unit.plugins.module_utils import observations as O
