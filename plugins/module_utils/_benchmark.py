@@ -236,14 +236,7 @@ def run_benchmark(python: str, spec: BenchmarkSpec, runner, *, ld_library_path: 
 
 def parse_report(stdout: str) -> Optional[dict]:
     """The last ``CUDA_VENV_BENCHMARK {json}`` line's object, or None when there is none."""
-    for line in reversed(stdout.splitlines()):
-        if line.startswith(MARKER):
-            try:
-                report = json.loads(line[len(MARKER):])
-            except ValueError:
-                return None
-            return report if isinstance(report, dict) else None
-    return None
+    return _runner.marker_report(stdout, MARKER)
 
 
 def measurement_of(report: dict) -> Measurement:

@@ -20,7 +20,6 @@ Python 3.6 compatible and use the standard library only.  Each prints one line
 
 from __future__ import annotations
 
-import json
 import os
 import shutil
 import signal
@@ -274,7 +273,7 @@ def query_interpreter(python: str, runner, timeout: float = 30.0) -> Interpreter
     if problem:
         return _no_info(python, problem)
     result, _duration = _run_isolated(runner, [python, "-I", "-B", "-c", INTERPRETER_SCRIPT], {}, timeout)
-    report = _report(result.stdout)
+    report = _runner.marker_report(result.stdout, MARKER)
     if not result.ok or report is None:
         return _no_info(python, _failure(python, result, timeout))
     return InterpreterInfo(
@@ -315,7 +314,7 @@ def probe_import(
             ran=False, ok=False, error=problem, traceback=None, returncode=None, timed_out=False, signal=None, loaded=(), versions={}, duration=0.0
         )
     result, duration = _run_isolated(runner, [python, "-I", "-B", "-c", IMPORT_SCRIPT, anchor], extra, timeout)
-    report = _report(result.stdout)
+    report = _runner.marker_report(result.stdout, MARKER)
     if report is None:
         return ProbeResult(
             ran=True,
@@ -388,18 +387,6 @@ def _run_isolated(runner, argv, extra, timeout):
     finally:
         shutil.rmtree(workdir, ignore_errors=True)
     return result, time.monotonic() - started
-
-
-def _report(stdout: str) -> Optional[dict]:
-    """The last marker line's JSON, or None when there is none (the process died first)."""
-    for line in reversed(stdout.splitlines()):
-        if line.startswith(MARKER):
-            try:
-                report = json.loads(line[len(MARKER):])
-            except ValueError:
-                return None
-            return report if isinstance(report, dict) else None
-    return None
 
 
 def _failure(program: str, result, timeout: float, during: str = "", what: str = "venv interpreter") -> str:

@@ -11,6 +11,7 @@ the exact argv and modules can keep one place for timeouts and environments.
 
 from __future__ import annotations
 
+import json
 import os
 import signal
 import subprocess
@@ -99,3 +100,15 @@ def clean_env(extra: Optional[Mapping[str, str]] = None) -> dict:
     if extra:
         env.update(extra)
     return env
+
+
+def marker_report(stdout: str, marker: str) -> Optional[dict]:
+    """The JSON object on the last ``marker`` line a child script printed, or None (it died first)."""
+    for line in reversed(stdout.splitlines()):
+        if line.startswith(marker):
+            try:
+                report = json.loads(line[len(marker):])
+            except ValueError:
+                return None
+            return report if isinstance(report, dict) else None
+    return None
