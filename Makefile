@@ -26,15 +26,18 @@ LINT_ARGS ?=
 # The tools venv first: ansible, ansible-playbook, molecule... resolve to the pinned ones.
 export PATH := $(BIN):$(PATH)
 
-.PHONY: help setup tools collections shellcheck test unit sanity lint scenarios molecule bench build demo clean
+.PHONY: help setup tools collections shellcheck test unit sanity lint scenarios reliability molecule bench build demo clean
 
 help:
 	@echo "make setup      tools venv ($(TOOLS)) and community collections ($(COLLECTIONS))"
-	@echo "make test       unit, sanity, lint, scenarios, molecule; stops at the first failure"
+	@echo "make test       unit, sanity, lint, scenarios, reliability, build, molecule; stops at the first failure"
 	@echo "make unit       pytest tests/unit"
 	@echo "make sanity     ansible-test sanity on a copy in $(BUILD)/sanity, no ignore files"
 	@echo "make lint       ansible-lint, production profile"
 	@echo "make scenarios  pytest tests/scenarios"
+	@echo "make reliability pytest tests/reliability: kills, full disk, bad input, security, fuzzing, load"
+	@echo "make fuzz       the RECORD/METADATA/ELF fuzzers with FUZZ_EXAMPLES examples each"
+	@echo "make acceptance the modules on real torch wheels from the configured index (opt-in, large download)"
 	@echo "make molecule   molecule test --all (extensions/molecule: default, proxmox); MOLECULE_ARGS='-s default'"
 	@echo "make bench      python -m tests.bench > $(BUILD)/bench.md"
 	@echo "make build      collection tarball in $(BUILD)/dist, installed and smoke-tested"
@@ -75,6 +78,7 @@ test: setup
 	@$(call STEP,sanity)
 	@$(call STEP,lint)
 	@$(call STEP,scenarios)
+	@$(call STEP,reliability)
 	@$(call STEP,build)
 	@$(call STEP,molecule)
 
@@ -91,6 +95,11 @@ lint: setup
 # The modules, roles and playbooks through real Ansible on stand-in CUDA venvs.
 scenarios: setup
 	$(BIN)/python -m pytest $(PYTEST_XDIST) tests/scenarios $(PYTEST_ARGS)
+
+# Kills at every phase boundary, full disk, hanging installer, bad-input catalogue, security, fuzzing, load
+# (docs/RELIABILITY.md).
+reliability: setup
+	$(BIN)/python -m pytest $(PYTEST_XDIST) tests/reliability $(PYTEST_ARGS)
 
 # The RECORD/METADATA/ELF readers fuzzed with many more examples than `make test` runs (docs/RELIABILITY.md);
 # failing examples are kept in $(BUILD)/hypothesis and replay first. make fuzz FUZZ_EXAMPLES=100000

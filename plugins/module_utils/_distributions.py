@@ -125,7 +125,7 @@ def _read_egg_info(path: str, site: str) -> Distribution:
     base = os.path.basename(path)
     entries = tuple(
         RecordEntry(os.path.normpath(os.path.join(base, line.strip())), None, None, None)
-        for line in (listing or "").splitlines() if line.strip()
+        for line in (listing or "").splitlines() if line.strip() and "\x00" not in line
     )
     return _build(path, site, headers, entries, problems)
 
@@ -260,6 +260,9 @@ def _record_entry(row: list, number: int, problems: list) -> Optional[RecordEntr
     path, hash_, size = (list(row) + ["", ""])[:3]
     if not path:
         problems.append("RECORD line %d: empty path" % number)
+        return None
+    if "\x00" in path:
+        problems.append("RECORD line %d: path contains a NUL byte: %r (ignored)" % (number, path))
         return None
     algorithm, digest = None, None
     if hash_:

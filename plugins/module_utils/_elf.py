@@ -113,8 +113,13 @@ def looks_like_shared_object_name(name: str) -> bool:
     return bool(_SO_NAME.match(name.rsplit("/", 1)[-1]))
 
 
+_MAX_OFFSET = 1 << 62  # beyond any file; lseek takes a signed 64-bit offset
+
+
 def _read_at(f, offset: int, size: int) -> bytes:
-    """Read up to ``size`` bytes at ``offset``; shorter only at end of file."""
+    """Read up to ``size`` bytes at ``offset``; shorter only at end of file (or past it: no file is that large)."""
+    if offset >= _MAX_OFFSET:
+        return b""
     f.seek(offset)
     parts = []
     while size > 0:

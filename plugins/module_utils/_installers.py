@@ -162,6 +162,7 @@ class _Backend:
         self.sources = sources or WheelSources()
         self.timeout = timeout
         self.environ = environ
+        self.pass_fds = ()  # descriptors installers inherit: the repair passes its venv lock
 
     def uninstall(self, names: Sequence[str]):
         """Remove distributions by name; the redacted ``CommandResult``."""
@@ -188,7 +189,7 @@ class _Backend:
         raise NotImplementedError
 
     def _run(self, argv: Sequence[str]):
-        result = self.runner.run(list(argv), env=installer_env(self.environ), timeout=self.timeout)
+        result = self.runner.run(list(argv), env=installer_env(self.environ), timeout=self.timeout, pass_fds=self.pass_fds)
         return redact_result(result, self.sources.secrets())
 
     def _version_from(self, argv: Sequence[str], pattern: str, failure: str) -> str:

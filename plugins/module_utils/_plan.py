@@ -10,11 +10,15 @@ Invariants (docs/REPAIR.md):
   surviving co-owner of a removed path is reinstalled (without deps, by name and version);
 - the sole provider of a soname a kept object needs is removed only after every other batch;
 - batches go safest first: removals nothing kept depends on, then collisions and damaged wheels, then
-  missing requirements, then late removals.
+  missing requirements, then late removals;
+- nothing outside the venv is deleted or written: a distribution whose RECORD lists paths leaving the venv is
+  removed only after its RECORD is cut to the paths inside (the installer deletes what RECORD lists), and is
+  never reinstalled (the installer would write through the same paths).
 """
 
 from __future__ import annotations
 
+import os
 import re
 from dataclasses import dataclass
 from typing import Dict, List, Optional, Sequence, Set, Tuple
@@ -45,9 +49,15 @@ class Action:
     name: str  # canonical distribution name
     requirement: str  # what the installer gets: the name to remove, or name==version / a requirement
     reason: str
+    # remove only: RECORD entries leaving the venv, dropped from ``record`` before the installer reads it
+    record: Optional[str] = None
+    outside: Tuple[str, ...] = ()
 
     def as_dict(self) -> dict:
-        return {"action": self.kind, "name": self.name, "requirement": self.requirement, "reason": self.reason}
+        found = {"action": self.kind, "name": self.name, "requirement": self.requirement, "reason": self.reason}
+        if self.outside:
+            found.update(record=self.record, outside=list(self.outside))
+        return found
 
 
 @dataclass(frozen=True)
@@ -78,17 +88,20 @@ class Plan:
 def make_plan(obs, findings: Sequence, desired: DesiredState) -> Plan:
     """The ordered batches that take the observed venv to the desired state."""
     by_key = _installed(obs)
+    outside = _outside_entries(obs)
     declared = {e.name for e in obs.requirements} | {obs.options.anchor}
     removals = _removals(obs, desired, declared, by_key)
     installs, unfixable = _installs(obs)
     damaged = _damaged(obs, findings, by_key)
-    units, replaced = _units(obs, removals, damaged, installs, by_key)
+    co_owners = _co_owners(obs, removals, by_key)
+    unfixable += _never_rewritten(by_key, damaged, co_owners, outside)
+    units, replaced = _units(removals, damaged, co_owners, installs, by_key, outside)
     safe, late = _split_sole_providers(obs, [k for k in sorted(removals) if k not in replaced], removals)
 
     batches: List[Tuple[str, List[Action], Set[str]]] = []
     if safe:
         batches.append(("remove what nothing kept needs",
-                        [_remove(by_key[k], removals[k]) for k in safe], {F.CUDA_DIST_UNREQUIRED}))
+                        [_remove(by_key[k], removals[k], outside) for k in safe], {F.CUDA_DIST_UNREQUIRED}))
     for chunk in _chunks(units, desired.batch_size):
         actions = [a for unit_removals, _follow in chunk for a in unit_removals]
         actions += [a for _removals, follow in chunk for a in follow]
@@ -101,7 +114,7 @@ def make_plan(obs, findings: Sequence, desired: DesiredState) -> Plan:
                         {F.REQUIREMENT_MISSING, F.REQUIREMENT_VERSION_MISMATCH, F.SONAME_UNRESOLVED}))
     if late:
         batches.append(("remove former sole providers, now replaced",
-                        [_remove(by_key[k], removals[k]) for k in late], {F.CUDA_DIST_UNREQUIRED}))
+                        [_remove(by_key[k], removals[k], outside) for k in late], {F.CUDA_DIST_UNREQUIRED}))
     codes = {f.code for f in findings if f.severity != F.INFO}
     return Plan(tuple(Batch(i + 1, title, tuple(actions), tuple(sorted(answers & codes)))
                       for i, (title, actions, answers) in enumerate(batches)), tuple(unfixable))
@@ -135,6 +148,31 @@ def _removals(obs, desired: DesiredState, declared: Set[str], by_key) -> Dict[st
         elif _is_cuda_related(obs, dist):
             removals[key] = "CUDA wheel outside the declared set (prune: cuda)"
     return removals
+
+
+def _outside_entries(obs) -> Dict[str, Tuple[str, ...]]:
+    """canonical name -> its RECORD entries that leave the venv (RECORD_PATH_OUTSIDE_VENV)."""
+    outside: Dict[str, List[str]] = {}
+    for dist, entry, _problem in obs.unsafe_entries:
+        outside.setdefault(dist.key, []).append(entry)
+    return {key: tuple(entries) for key, entries in outside.items()}
+
+
+def _never_rewritten(by_key, damaged: Dict[str, str], co_owners: Dict[str, Set[str]], outside) -> List[str]:
+    """Why wheels that need a reinstall cannot have one: their paths leave the venv. Drops them from
+    ``damaged`` and ``co_owners``."""
+    refused = []
+    wanted = set(damaged).union(*co_owners.values()) if co_owners else set(damaged)
+    for key in sorted(wanted & set(outside)):
+        dist = by_key.get(key)
+        label = dist.label if dist is not None else key
+        refused.append("%s is not reinstalled: %d of its RECORD paths leave the venv (RECORD_PATH_OUTSIDE_VENV), "
+                       "so the installer would write outside it, e.g. %s; fix those paths (a symlink leaving the "
+                       "venv?), then run again" % (label, len(outside[key]), outside[key][0]))
+        damaged.pop(key, None)
+        for kept in co_owners.values():
+            kept.discard(key)
+    return refused
 
 
 def _is_cuda_related(obs, dist) -> bool:
@@ -244,10 +282,9 @@ def _provided_by_kept(obs, soname: str, removals) -> bool:
 
 # --- grouping --------------------------------------------------------------------------------------------------
 
-def _units(obs, removals, damaged, installs, by_key):
+def _units(removals, damaged, co_owners, installs, by_key, outside):
     """Atomic units (removals, follow-ups): a colliding wheel's removal, then the reinstall of every surviving
     co-owner of its paths and the install of its declared twin; damaged wheels alone. Returns (units, replaced)."""
-    co_owners = _co_owners(obs, removals, by_key)
     units = []
     taken: Set[str] = set()
     replaced: Set[str] = set()
@@ -258,7 +295,7 @@ def _units(obs, removals, damaged, installs, by_key):
         if partner in installs:
             follow.append(installs.pop(partner))
         if follow:
-            units.append(((_remove(by_key[key], removals[key]),), tuple(follow)))
+            units.append(((_remove(by_key[key], removals[key], outside),), tuple(follow)))
             taken.update(a.name for a in follow)
             replaced.add(key)
     for key in sorted(damaged):
@@ -274,8 +311,12 @@ def _chunks(items, size: int):
         yield items[start:start + size]
 
 
-def _remove(dist, reason: str) -> Action:
-    return Action("remove", dist.key, dist.name, reason)
+def _remove(dist, reason: str, outside) -> Action:
+    escaping = outside.get(dist.key, ())
+    if not escaping:
+        return Action("remove", dist.key, dist.name, reason)
+    return Action("remove", dist.key, dist.name, reason + "; RECORD first cut to the paths inside the venv",
+                  record=os.path.join(dist.dist_info, "RECORD"), outside=escaping)
 
 
 def _reinstall(dist, reason: str) -> Action:

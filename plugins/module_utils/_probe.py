@@ -453,13 +453,19 @@ def _check_argv(argv) -> list:
     return list(argv)
 
 
+def library_path_problems(folders) -> list:
+    """A message for each LD_LIBRARY_PATH entry that is not an absolute folder path (modules validate with it)."""
+    return ["ld_library_path entry %r is not an absolute folder path" % (folder,) for folder in folders
+            if not isinstance(folder, str) or ":" in folder or "\x00" in folder or not os.path.isabs(folder)]
+
+
 def _library_env(ld_library_path) -> dict:
     """LD_LIBRARY_PATH for the probe: the workload's folders only, absolute."""
     folders = ld_library_path.split(":") if isinstance(ld_library_path, str) else list(ld_library_path or ())
     folders = [folder for folder in folders if folder]
-    for folder in folders:
-        if not isinstance(folder, str) or ":" in folder or not os.path.isabs(folder):
-            raise ProbeError("LD_LIBRARY_PATH entry %r is not an absolute folder path" % (folder,))
+    problems = library_path_problems(folders)
+    if problems:
+        raise ProbeError(problems[0])
     return {"LD_LIBRARY_PATH": ":".join(folders)} if folders else {}
 
 

@@ -8,6 +8,7 @@ Private to the gpuops.cuda_venv collection: not a public API.
 
 from __future__ import annotations
 
+import csv
 import os
 from dataclasses import dataclass, field
 from typing import Callable, Dict, List, Optional, Sequence, Tuple
@@ -20,8 +21,10 @@ from ansible_collections.gpuops.cuda_venv.plugins.module_utils._observe import F
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._plan import DesiredState, Plan, make_plan, predicted_inventory
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._probe import run_check
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._record_check import check_distribution
+from ansible_collections.gpuops.cuda_venv.plugins.module_utils._record_trim import drop_record_entries
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._recovery import Batch, recover
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._redact import redact
+from ansible_collections.gpuops.cuda_venv.plugins.module_utils._snapshot import escaping_directory_links
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._venv_lock import VenvLock
 
 STATE_DIR = ".cuda_venv"
@@ -56,12 +59,15 @@ class _Run:
     secrets: Tuple[str, ...]
     executed: List[dict] = field(default_factory=list)
     touched: set = field(default_factory=set)
+    lock_fd: Optional[int] = None  # installers inherit the lock: an orphaned one keeps the venv locked
     _backend: object = None
 
     @property
     def backend(self):
         if self._backend is None:
             self._backend = self.make_backend()
+            if self._backend is not None and self.lock_fd is not None:
+                self._backend.pass_fds = (self.lock_fd,)
         return self._backend
 
     @property
@@ -100,7 +106,8 @@ def repair(options: RepairOptions, make_backend: Callable[[], object], runner, s
         return _check_result(options, obs, root)
     state_dir = state_dir_of(root)
     run = _Run(options, make_backend, runner, tuple(secrets))
-    with VenvLock(state_dir, timeout=options.lock_timeout):
+    with VenvLock(state_dir, timeout=options.lock_timeout) as lock:
+        run.lock_fd = lock.fileno()
         recovered = recover(root, state_dir)
         before = observe(static, runner)
         findings = diagnose(before)
@@ -139,7 +146,18 @@ def _run_batch(run, journal, root, state_dir, batch, current, baseline, before, 
     txn.apply()
     record = {"batch": batch.number, "title": batch.title, "commands": [], "result": None}
     run.executed.append(record)
+    if any(a.kind != "remove" for a in batch.actions):
+        leaving = escaping_directory_links(root, txn.snapshot.entries)
+        if leaving:
+            _fail(run, txn, record, "batch %d: not installing: %s (a symlink leaving the venv) would let the installer "
+                  "write outside it (RECORD_PATH_OUTSIDE_VENV); replace it with a folder, then run again"
+                  % (batch.number, ", ".join(leaving[:3])),
+                  _result(run.options, before, current, plan, run, recovered, failed=True))
     for kind, actions in _command_groups(batch.actions):
+        trimmed = _trim_records(actions)
+        if trimmed:
+            _fail(run, txn, record, "batch %d: %s" % (batch.number, trimmed),
+                  _result(run.options, before, current, plan, run, recovered, failed=True))
         result = _apply(run, kind, actions)
         record["commands"].append({"argv": list(result.argv), "rc": result.rc})
         txn.action(kind=kind, names=[a.name for a in actions], rc=result.rc)
@@ -182,6 +200,17 @@ def _command_groups(actions):
         else:
             groups.append((action.kind, [action]))
     return groups
+
+
+def _trim_records(actions) -> Optional[str]:
+    """Cut RECORD entries leaving the venv out of the RECORDs the installer is about to read; why not, or None."""
+    for action in actions:
+        if action.outside:
+            try:
+                drop_record_entries(action.record, action.outside)
+            except (OSError, csv.Error) as exc:
+                return "cannot cut the paths outside the venv from %s: %s" % (action.record, getattr(exc, "strerror", None) or exc)
+    return None
 
 
 def _apply(run, kind, actions):

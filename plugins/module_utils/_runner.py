@@ -52,7 +52,9 @@ class SubprocessRunner:
         env: Optional[Mapping[str, str]] = None,
         timeout: Optional[float] = None,
         data: Optional[str] = None,
+        pass_fds: Sequence[int] = (),
     ) -> CommandResult:
+        """``pass_fds``: descriptors the child inherits (the venv lock, so an orphaned installer keeps it)."""
         argv = tuple(str(a) for a in argv)
         self.calls.append(argv)
         limit = timeout if timeout is not None else self.default_timeout
@@ -67,6 +69,7 @@ class SubprocessRunner:
                 stdout=subprocess.PIPE,
                 stderr=subprocess.PIPE,
                 start_new_session=True,
+                pass_fds=tuple(pass_fds),
             )
         except OSError as exc:
             return CommandResult(argv, 127, "", "%s: %s" % (argv[0], exc.strerror or exc))

@@ -374,6 +374,20 @@ def scan_tree(root: str, exclude: Iterable[str] = ()) -> Dict[str, Entry]:
     return entries
 
 
+def escaping_directory_links(root: str, entries: Dict[str, Entry]) -> List[str]:
+    """The symlinks in a scanned tree that lead to a directory outside ``root``: an installer writes through them."""
+    real_root = os.path.realpath(root)
+    found = []
+    for rel, entry in sorted(entries.items()):
+        if entry.type != "l":
+            continue
+        target = os.path.realpath(os.path.join(real_root, rel))
+        inside = target == real_root or target.startswith(real_root + os.sep)
+        if not inside and os.path.isdir(target):
+            found.append(rel)
+    return found
+
+
 def is_complete(snap_dir: str) -> bool:
     return os.path.isfile(os.path.join(snap_dir, MANIFEST_NAME))
 

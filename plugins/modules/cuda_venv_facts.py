@@ -194,6 +194,7 @@ from ansible_collections.gpuops.cuda_venv.plugins.module_utils._requirements imp
     HAS_PACKAGING, PACKAGING_IMPORT_ERROR)
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._facts_report import gather_facts
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._observe import FactsOptions
+from ansible_collections.gpuops.cuda_venv.plugins.module_utils._probe import library_path_problems
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._runner import SubprocessRunner
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._venv_layout import VenvError
 
@@ -213,8 +214,11 @@ def main():
     if not HAS_PACKAGING:
         module.fail_json(msg=missing_required_lib("packaging"), exception=PACKAGING_IMPORT_ERROR)
     params = module.params
+    problems = library_path_problems(params["ld_library_path"])
     if params["probe_timeout"] <= 0:
-        module.fail_json(msg="probe_timeout must be positive, got %s" % params["probe_timeout"])
+        problems.append("probe_timeout must be positive, got %s" % params["probe_timeout"])
+    if problems:
+        module.fail_json(msg="; ".join(problems))
     options = FactsOptions(
         path=params["path"], anchor=params["anchor"], probe=params["probe"], verify=params["verify"],
         ld_library_path=tuple(params["ld_library_path"]), probe_timeout=params["probe_timeout"], gpu=params["gpu"])

@@ -204,6 +204,7 @@ from ansible_collections.gpuops.cuda_venv.plugins.module_utils._installers impor
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._observe import FactsOptions
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._plan import DesiredState, PlanError
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._redact import redact
+from ansible_collections.gpuops.cuda_venv.plugins.module_utils._probe import library_path_problems
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._repair import RepairFailed, RepairOptions, repair
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._requirements import (
     HAS_PACKAGING, PACKAGING_IMPORT_ERROR, parse_requirement)
@@ -249,6 +250,7 @@ def validate(params) -> list:
     for key in ("probe_timeout", "installer_timeout"):
         if params[key] <= 0:
             problems.append("%s must be positive, got %s" % (key, params[key]))
+    problems.extend(library_path_problems(params["ld_library_path"]))
     if params["lock_timeout"] < 0:
         problems.append("lock_timeout must be >= 0, got %s" % params["lock_timeout"])
     for name in params["remove"] + [params["anchor"]]:

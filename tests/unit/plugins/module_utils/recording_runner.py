@@ -10,7 +10,7 @@ With ``passthrough=True`` it records each call, then really runs it through
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Mapping, Optional, Sequence
+from typing import Mapping, Optional, Sequence, Tuple
 
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._runner import CommandResult, SubprocessRunner
 
@@ -24,6 +24,7 @@ class RecordedCall:
     env: Optional[dict]
     timeout: Optional[float]
     data: Optional[str]
+    pass_fds: Tuple[int, ...] = ()
 
 
 class RecordingRunner:
@@ -43,11 +44,12 @@ class RecordingRunner:
         env: Optional[Mapping[str, str]] = None,
         timeout: Optional[float] = None,
         data: Optional[str] = None,
+        pass_fds: Sequence[int] = (),
     ) -> CommandResult:
         argv = tuple(str(a) for a in argv)
-        self.calls.append(RecordedCall(argv, cwd, dict(env) if env is not None else None, timeout, data))
+        self.calls.append(RecordedCall(argv, cwd, dict(env) if env is not None else None, timeout, data, tuple(pass_fds)))
         if self.passthrough:
-            return self.inner.run(argv, cwd=cwd, env=env, timeout=timeout, data=data)
+            return self.inner.run(argv, cwd=cwd, env=env, timeout=timeout, data=data, pass_fds=pass_fds)
         if self.replies:
             reply = self.replies.pop(0)
             return CommandResult(argv, reply.rc, reply.stdout, reply.stderr, reply.timed_out)

@@ -32,7 +32,7 @@ from ansible_collections.gpuops.cuda_venv.plugins.module_utils._installers impor
     requirement_name,
     select_backend,
 )
-from ansible_collections.gpuops.cuda_venv.plugins.module_utils._runner import CommandResult
+from ansible_collections.gpuops.cuda_venv.plugins.module_utils._runner import CommandResult, SubprocessRunner
 from ansible_collections.gpuops.cuda_venv.tests.unit.plugins.module_utils.recording_runner import RecordingRunner, reply
 
 PY = "/venv/bin/python"
@@ -110,7 +110,24 @@ def test_pip_uninstall_argv_env_and_timeout():
     result = backend.uninstall(["nvidia-cudnn-cu13", "nvidia-nccl-cu13"])
     assert result == CommandResult(tuple(PIP + ["uninstall", "--yes", "--no-input", "--", "nvidia-cudnn-cu13", "nvidia-nccl-cu13"]), 0, "", "")
     [call] = runner.calls
-    assert (call.cwd, call.env, call.timeout, call.data) == (None, EXPECTED_ENV, 120, None)
+    assert (call.cwd, call.env, call.timeout, call.data, call.pass_fds) == (None, EXPECTED_ENV, 120, None, ())
+
+
+def test_installers_inherit_the_descriptors_the_repair_passes_them():
+    backend, runner = pip_backend()
+    backend.pass_fds = (7,)
+    backend.install(["nvidia-nccl-cu12==2.27.5"])
+    backend.uninstall(["nvidia-nccl-cu13"])
+    assert [call.pass_fds for call in runner.calls] == [(7,), (7,)]
+
+
+def test_a_passed_descriptor_reaches_the_real_child(tmp_path):
+    with open(str(tmp_path / "lock"), "w") as handle:
+        fd = handle.fileno()
+        os.set_inheritable(fd, False)
+        seen = SubprocessRunner().run(["sh", "-c", "test -e /proc/self/fd/%d && echo open || echo closed" % fd], pass_fds=[fd])
+        unseen = SubprocessRunner().run(["sh", "-c", "test -e /proc/self/fd/%d && echo open || echo closed" % fd])
+    assert (seen.stdout, unseen.stdout) == ("open\n", "closed\n")
 
 
 def test_pip_install_without_sources():

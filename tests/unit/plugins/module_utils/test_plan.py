@@ -292,3 +292,44 @@ def test_predicted_inventory_of_an_unpinned_install_has_no_version():
 
 def test_removal_targets_in_plan_order():
     assert removal_targets(plan_of(O.contaminated())) == ["nvidia-cublas"] + CU13
+
+
+# --- RECORD paths leaving the venv: never deleted, never written --------------------------------------------
+
+ESCAPES = [("evil", "../../../../outside/victim.txt", "RECORD entry '../../../../outside/victim.txt' leaves the venv"),
+           ("evil", "link/victim.txt", "RECORD entry 'link/victim.txt' leaves the venv")]
+
+
+def test_a_removal_with_paths_outside_the_venv_first_cuts_them_from_its_record():
+    obs = O.healthy(add=[dist("evil", "1.0", ["evil/__init__.py"])], unsafe=ESCAPES)
+    action = plan_of(obs, prune="all").batches[0].actions[0]
+    assert (action.kind, action.name, action.outside) == ("remove", "evil", ("../../../../outside/victim.txt", "link/victim.txt"))
+    assert action.record.endswith("/evil-1.0.dist-info/RECORD")
+    assert action.as_dict()["outside"] == ["../../../../outside/victim.txt", "link/victim.txt"]
+    assert action.reason == "not in the declared set (prune: all); RECORD first cut to the paths inside the venv"
+
+
+def test_an_ordinary_removal_has_no_record_to_cut():
+    obs = O.healthy(add=[dist("evil", "1.0", ["evil/__init__.py"])])
+    action = plan_of(obs, prune="all").batches[0].actions[0]
+    assert (action.record, action.outside) == (None, ())
+    assert "outside" not in action.as_dict()
+
+
+def test_a_damaged_wheel_whose_paths_leave_the_venv_is_never_reinstalled():
+    unsafe = [("nvidia-cudnn-cu12", "nvidia/cudnn/include/cudnn.h",
+               "RECORD entry 'nvidia/cudnn/include/cudnn.h' leaves the venv")]
+    plan = plan_of(O.gutted(unsafe=unsafe))
+    assert [a.requirement for b in plan.batches for a in b.actions] == CU12_PINS[1:]
+    assert plan.unfixable == (
+        "nvidia-cudnn-cu12 9.10.2.21 is not reinstalled: 1 of its RECORD paths leave the venv (RECORD_PATH_OUTSIDE_VENV), "
+        "so the installer would write outside it, e.g. nvidia/cudnn/include/cudnn.h; fix those paths (a symlink "
+        "leaving the venv?), then run again",)
+
+
+def test_a_co_owner_whose_paths_leave_the_venv_is_not_reinstalled_after_a_removal():
+    unsafe = [("nvidia-nccl-cu12", "nvidia/nccl/include/nccl.h", "RECORD entry 'nvidia/nccl/include/nccl.h' leaves the venv")]
+    plan = plan_of(O.contaminated(unsafe=unsafe))
+    assert "nvidia-nccl-cu12==2.27.5" not in [a.requirement for b in plan.batches for a in b.actions]
+    assert "nvidia-nccl-cu13" in removal_targets(plan)
+    assert [u.split(" is not")[0] for u in plan.unfixable] == ["nvidia-nccl-cu12 2.27.5"]

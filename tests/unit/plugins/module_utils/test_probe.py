@@ -388,7 +388,7 @@ def test_interpreter_that_prints_no_report(tmp_path):
     [
         ({"anchor": "not a module"}, "anchor 'not a module' is not an importable module name: pass one such as 'torch'"),
         ({"timeout": 0}, "timeout 0 is not a positive number of seconds"),
-        ({"ld_library_path": ["relative/lib"]}, "LD_LIBRARY_PATH entry 'relative/lib' is not an absolute folder path"),
+        ({"ld_library_path": ["relative/lib"]}, "ld_library_path entry 'relative/lib' is not an absolute folder path"),
         ({"command": "python check.py"}, "check command 'python check.py' is not an argv list of strings"),
     ],
 )

@@ -22,7 +22,9 @@ from ansible_collections.gpuops.cuda_venv.plugins.module_utils._snapshot import 
     SnapshotDamaged,
     SnapshotError,
     SnapshotIncomplete,
+    escaping_directory_links,
     is_complete,
+    scan_tree,
 )
 from ansible_collections.gpuops.cuda_venv.tests.unit.plugins.module_utils import tree_digest as td
 
@@ -293,3 +295,15 @@ def test_restore_as_an_unprivileged_user_through_read_only_dirs(tmp_path):
     subprocess.run(["chmod", "-R", "u+rwX", "--", base], check=True)
     shutil.rmtree(base)
     assert json.loads(report) == []
+
+
+def test_escaping_directory_links_names_the_links_to_folders_outside_the_tree(tmp_path):
+    root, outside = tmp_path / "venv", tmp_path / "outside"
+    (root / "lib" / "site").mkdir(parents=True)
+    outside.mkdir()
+    (outside / "file.txt").write_text("x")
+    os.symlink("lib", str(root / "lib64"))  # inside: fine
+    os.symlink(str(outside), str(root / "lib" / "site" / "include"))
+    os.symlink(str(outside / "file.txt"), str(root / "lib" / "site" / "file-link"))  # a file: nothing is written through it
+    os.symlink(str(tmp_path / "absent"), str(root / "dangling"))
+    assert escaping_directory_links(str(root), scan_tree(str(root))) == ["lib/site/include"]
