@@ -12,14 +12,16 @@ This is the only facts code with effects (it reads the disk and runs the venv's 
 
 from __future__ import annotations
 
+import dataclasses
 import glob
 import os
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Dict, List, Optional, Tuple
 
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils import _cuda_knowledge as cuda
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._distributions import (
-    Distribution, entry_location, read_distributions)
+    Distribution, entry_location, locate_entries, read_distributions)
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._elf import (
     ElfError, ElfInfo, looks_like_shared_object_name, read_elf)
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._gpu import gpu_facts
@@ -32,7 +34,7 @@ from ansible_collections.gpuops.cuda_venv.plugins.module_utils._record_check imp
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._requirements import (
     RequirementEdge, closure, marker_env_fallback)
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._runner import clean_env
-from ansible_collections.gpuops.cuda_venv.plugins.module_utils._venv_layout import VenvLayout, read_layout
+from ansible_collections.gpuops.cuda_venv.plugins.module_utils._venv_layout import VenvLayout, read_layout, real_path
 
 VERIFY_MODES = ("size", "hash")
 
@@ -85,6 +87,8 @@ class Observations:
     probe: Optional[ProbeResult]
     gpu: Optional[dict]
     owner_index: Dict[str, List[Distribution]] = field(default_factory=dict)
+    digests: Dict[tuple, str] = field(default_factory=dict, repr=False)  # (path, algorithm) -> hashed
+    static_conflicts: Optional[List[Conflict]] = field(default=None, repr=False)  # before the probe's say
 
     def owners_of(self, path: str) -> List[Distribution]:
         """Distributions whose RECORD lists ``path`` (compared by real path)."""
@@ -100,22 +104,37 @@ class Observations:
         return path
 
 
-def observe(options: FactsOptions, runner) -> Observations:
-    """Read the venv and its environment. Raises VenvError for a path that is not a venv."""
+def observe(options: FactsOptions, runner, loader: Optional[LoaderConfig] = None) -> Observations:
+    """Read the venv and its environment. Raises VenvError for a path that is not a venv.
+
+    The import probe, when asked for, runs beside the reading of the disk (its own process) and is joined
+    last. ``loader``: the node's loader configuration when the caller already has it (see loader_config).
+    """
     layout = read_layout(options.path)
     interpreter = query_interpreter(layout.python, runner)
     site_packages = _site_packages(layout, interpreter)
     dists = read_distributions(site_packages)
-    digests: dict = {}
-    file_states = check_all(dists, layout.root, options.verify, digests=digests)
-    conflicts = find_conflicts(dists, layout.root, digests=digests)
-    locate = _Locations(layout.root)
-    owner_index, unsafe = _index_owners(dists, locate)
-    objects = _scan_objects(dists, locate)
-    majors = {d.dist_info: _major_of(d, objects) for d in dists}
-    loader = _loader_config(runner, options.ld_library_path)
-    sys_path = interpreter.sys_path if interpreter.ok else site_packages
     module = import_name(options.anchor, dists)
+    loader = loader if loader is not None else loader_config(runner, options.ld_library_path)
+    with ThreadPoolExecutor(max_workers=1) as background:
+        probing = None
+        if options.probe and interpreter.ok:
+            probing = background.submit(probe_import, layout.python, module, runner,
+                                        ld_library_path=options.ld_library_path, timeout=options.probe_timeout)
+        obs = _read_disk(options, layout, interpreter, site_packages, dists, module, loader)
+        probe = probing.result() if probing is not None else None
+    return add_probe(obs, probe) if probe is not None else obs
+
+
+def _read_disk(options, layout, interpreter, site_packages, dists, module, loader) -> Observations:
+    digests: dict = {}
+    locations = locate_entries(dists, layout.root)
+    file_states = check_all(dists, layout.root, options.verify, digests=digests, locations=locations)
+    conflicts = find_conflicts(dists, layout.root, digests=digests, locations=locations)
+    owner_index, unsafe = _index_owners(dists, locations)
+    objects = _scan_objects(dists, locations)
+    majors = {d.dist_info: _major_of(d, objects) for d in dists}
+    sys_path = interpreter.sys_path if interpreter.ok else site_packages
     entry_points = _entry_points(options.anchor, module, site_packages)
     import_graph, preloaded = _import_graph(options.anchor, entry_points, loader, interpreter, sys_path)
     loaded = set(import_graph.objects) if import_graph else set()
@@ -123,18 +142,36 @@ def observe(options: FactsOptions, runner) -> Observations:
              if obj.elf is not None and path not in loaded}
     marker_env = interpreter.marker_env if interpreter.ok else marker_env_fallback(layout.version)
     requirements = closure((options.anchor,) + tuple(options.roots), dists, marker_env)
-    probe = None
-    if options.probe and interpreter.ok:
-        probe = probe_import(layout.python, module, runner, ld_library_path=options.ld_library_path,
-                             timeout=options.probe_timeout)
-        conflicts = _whose_bytes_were_loaded(dists, layout.root, conflicts, probe, digests)
     gpu = gpu_facts() if options.gpu else None
     return Observations(
-        options=options, layout=layout, interpreter=interpreter, site_packages=site_packages,
-        distributions=dists, file_states=file_states, conflicts=conflicts, majors=majors, objects=objects,
-        unsafe_entries=unsafe, loader=loader, entry_points=entry_points, preloaded=preloaded,
-        import_graph=import_graph, other_resolutions=other, requirements=requirements, probe=probe, gpu=gpu,
-        owner_index=owner_index)
+        options=options, layout=layout, interpreter=interpreter,
+        site_packages=site_packages, distributions=dists, file_states=file_states, conflicts=conflicts,
+        majors=majors, objects=objects, unsafe_entries=unsafe, loader=loader, entry_points=entry_points,
+        preloaded=preloaded, import_graph=import_graph, other_resolutions=other, requirements=requirements,
+        probe=None, gpu=gpu, owner_index=owner_index, digests=digests)
+
+
+def add_probe(obs: Observations, probe: ProbeResult) -> Observations:
+    """``obs`` (read without a probe) with the import probe's result: conflicts then also say whose bytes
+    the process loaded."""
+    conflicts = _whose_bytes_were_loaded(obs.distributions, obs.layout.root, obs.conflicts, probe, dict(obs.digests))
+    return dataclasses.replace(obs, probe=probe, conflicts=conflicts, static_conflicts=obs.conflicts)
+
+
+def probe_venv(obs: Observations, runner) -> Observations:
+    """``obs`` with an import probe run now (the venv unchanged since ``obs`` was read)."""
+    options = obs.options
+    probe = probe_import(obs.layout.python, import_name(options.anchor, obs.distributions), runner,
+                         ld_library_path=options.ld_library_path, timeout=options.probe_timeout)
+    return add_probe(obs, probe)
+
+
+def without_probe(obs: Observations) -> Observations:
+    """What observe() without the probe would have returned for the same venv state."""
+    options = dataclasses.replace(obs.options, probe=False)
+    if obs.probe is None:
+        return dataclasses.replace(obs, options=options)
+    return dataclasses.replace(obs, options=options, probe=None, conflicts=obs.static_conflicts, static_conflicts=None)
 
 
 def import_name(anchor: str, dists: List[Distribution]) -> str:
@@ -170,31 +207,17 @@ def _site_packages(layout: VenvLayout, interpreter: InterpreterInfo) -> Tuple[st
     return tuple(dirs)
 
 
-class _Locations:
-    """entry_location, memoised per (dist, entry) and per directory for one gathering pass."""
-
-    def __init__(self, root: str):
-        self.root = root
-        self._entries: dict = {}
-        self._dirs: dict = {}
-
-    def __call__(self, dist: Distribution, entry):
-        key = (dist.dist_info, entry.path)
-        if key not in self._entries:
-            self._entries[key] = entry_location(dist, entry, self.root, cache=self._dirs)
-        return self._entries[key]
-
-
-def _index_owners(dists: List[Distribution], locate: _Locations):
+def _index_owners(dists: List[Distribution], locations: dict):
+    """{real path: owners} (real paths match what the loader reports) and the entries leaving the venv."""
     index: Dict[str, List[Distribution]] = {}
     unsafe = []
+    real: Dict[str, str] = {}
     for dist in dists:
-        for entry in dist.entries:
-            path, problem = locate(dist, entry)
+        for entry, path, problem in locations[dist.dist_info]:
             if path is None:
                 unsafe.append((dist, entry.path, problem))
                 continue
-            index.setdefault(os.path.realpath(path), []).append(dist)
+            index.setdefault(real_path(path, real), []).append(dist)
     return index, unsafe
 
 
@@ -220,14 +243,13 @@ def _whose_bytes_were_loaded(dists, root, conflicts, probe, digests):
     return find_conflicts(dists, root, digests=digests) if wanted else conflicts
 
 
-def _scan_objects(dists: List[Distribution], locate: _Locations) -> Dict[str, SharedObject]:
+def _scan_objects(dists: List[Distribution], locations: dict) -> Dict[str, SharedObject]:
     """Read the ELF headers and dynamic section of every shared object the distributions own."""
     objects: Dict[str, SharedObject] = {}
     for dist in dists:
-        for entry in dist.entries:
-            if not looks_like_shared_object_name(os.path.basename(entry.path)):
+        for entry, path, _problem in locations[dist.dist_info]:
+            if path is None or not looks_like_shared_object_name(os.path.basename(entry.path)):
                 continue
-            path, _problem = locate(dist, entry)
             if path is None or path in objects or not os.path.isfile(path):
                 continue
             try:
@@ -251,7 +273,7 @@ def _major_of(dist: Distribution, objects: Dict[str, SharedObject]):
     return major
 
 
-def _loader_config(runner, ld_library_path: Tuple[str, ...]) -> LoaderConfig:
+def loader_config(runner, ld_library_path: Tuple[str, ...]) -> LoaderConfig:
     """The node's loader: its cache (``ldconfig -p``) and search path (``ld.so --help``), as ld.so reports them."""
     ldconfig_p = ld_so_help = None
     ldconfig = _first_executable(("ldconfig", "/sbin/ldconfig", "/usr/sbin/ldconfig"))

@@ -19,7 +19,7 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import Optional
 
-from ansible_collections.gpuops.cuda_venv.plugins.module_utils._distributions import entry_location
+from ansible_collections.gpuops.cuda_venv.plugins.module_utils._distributions import locate_entries
 
 CHUNK = 1024 * 1024
 MODES = ("size", "hash")
@@ -55,12 +55,13 @@ class Conflict:
     on_disk: Optional[str]
 
 
-def file_digest(path: str, algorithm: str = "sha256") -> str:
-    """urlsafe base64 digest without padding, as RECORD writes it; reads 1 MiB at a time."""
+def file_digest(path: str, algorithm: str = "sha256", buffer: Optional[bytearray] = None) -> str:
+    """urlsafe base64 digest without padding, as RECORD writes it; reads 1 MiB at a time into ``buffer``
+    (a caller hashing many files passes one, to allocate it once)."""
     digest = hashlib.new(algorithm)
-    buffer = bytearray(CHUNK)
+    buffer = buffer if buffer is not None else bytearray(CHUNK)
     view = memoryview(buffer)
-    with open(path, "rb") as handle:
+    with open(path, "rb", buffering=0) as handle:
         while True:
             count = handle.readinto(buffer)
             if not count:
@@ -74,20 +75,24 @@ def check_distribution(dist, venv_root: str, mode: str = "size") -> FileState:
     return check_all([dist], venv_root, mode, workers=1)[dist.dist_info]
 
 
-def check_all(dists, venv_root: str, mode: str = "size", workers: Optional[int] = None, digests: Optional[dict] = None) -> dict:
+def check_all(dists, venv_root: str, mode: str = "size", workers: Optional[int] = None, digests: Optional[dict] = None,
+              locations: Optional[dict] = None) -> dict:
     """{dist_info: FileState} for every distribution.
 
     ``size`` mode only stats files (one thread). ``hash`` mode also hashes every
     file whose size matches, in ``workers`` threads (default: CPU count),
     largest first; hashlib releases the GIL on large updates. Pass a dict as
     ``digests`` to receive {(abs_path, algorithm): digest}; digests already in
-    it are reused, and find_conflicts() can reuse them too.
+    it are reused, and find_conflicts() can reuse them too. ``locations``: what
+    locate_entries() returned for ``dists``, when the caller has it.
     """
     if mode not in MODES:
         raise ValueError("mode must be 'size' or 'hash', got %r" % (mode,))
     digests = {} if digests is None else digests
-    stats, dirs = {}, {}
-    plans = [(dist, [_plan(dist, entry, venv_root, mode, stats, dirs) for entry in dist.entries]) for dist in dists]
+    stats = {}
+    locations = locations if locations is not None else locate_entries(dists, venv_root)
+    plans = [(dist, [_plan(entry, loc, mode, stats) for entry, loc, _problem in locations[dist.dist_info]])
+             for dist in dists]
     failed = set()
     if mode == "hash":
         wanted = {(loc, entry.algorithm): stats[loc].st_size for _dist, rows in plans for entry, loc, status in rows if status == "hash"}
@@ -95,9 +100,8 @@ def check_all(dists, venv_root: str, mode: str = "size", workers: Optional[int] 
     return {dist.dist_info: _state(rows, stats, digests, failed) for dist, rows in plans}
 
 
-def _plan(dist, entry, venv_root: str, mode: str, stats: dict, dirs: dict) -> tuple:
+def _plan(entry, loc: Optional[str], mode: str, stats: dict) -> tuple:
     """(entry, abs path, status) with status unsafe, missing, skipped, unreadable, modified, hash or ok."""
-    loc, _problem = entry_location(dist, entry, venv_root, dirs)
     if loc is None:
         return entry, None, "unsafe"
     if loc not in stats:
@@ -123,28 +127,40 @@ def _plan(dist, entry, venv_root: str, mode: str, stats: dict, dirs: dict) -> tu
 
 
 def _hash_files(wanted: dict, digests: dict, failed: set, workers: Optional[int]) -> None:
+    """Hash ``wanted`` ({(path, algorithm): size}) into ``digests``: each worker thread takes a share of
+    about equal bytes (largest files first, each to the least loaded worker) and one buffer."""
     jobs = sorted((key for key in wanted if key not in digests), key=lambda key: (-wanted[key], key))
     if not jobs:
         return
     count = max(1, min(workers or os.cpu_count() or 1, len(jobs)))
+    shares = [[] for _ in range(count)]
+    loads = [0] * count
+    for job in jobs:
+        least = loads.index(min(loads))
+        shares[least].append(job)
+        loads[least] += wanted[job] + 4096  # opening a file costs about as much as reading 4 KiB
     if count == 1:
-        results = [_try_digest(job) for job in jobs]
+        results = [_digest_share(shares[0])]
     else:
         with ThreadPoolExecutor(max_workers=count) as pool:
-            results = list(pool.map(_try_digest, jobs))
-    for job, result in zip(jobs, results):
-        if result is None:
-            failed.add(job)
-        else:
-            digests[job] = result
+            results = list(pool.map(_digest_share, shares))
+    for share, found in zip(shares, results):
+        for job, result in zip(share, found):
+            if result is None:
+                failed.add(job)
+            else:
+                digests[job] = result
 
 
-def _try_digest(job: tuple) -> Optional[str]:
-    path, algorithm = job
-    try:
-        return file_digest(path, algorithm)
-    except OSError:
-        return None
+def _digest_share(jobs: list) -> list:
+    buffer = bytearray(CHUNK)
+    found = []
+    for path, algorithm in jobs:
+        try:
+            found.append(file_digest(path, algorithm, buffer))
+        except OSError:
+            found.append(None)
+    return found
 
 
 def _state(rows: list, stats: dict, digests: dict, failed: set) -> FileState:
@@ -172,12 +188,12 @@ def _state(rows: list, stats: dict, digests: dict, failed: set) -> FileState:
     )
 
 
-def _owned(dists, venv_root: str) -> dict:
+def _owned(dists, venv_root: str, locations: Optional[dict] = None) -> dict:
     """{abs path: [(dist, entry), ...]}, one pair per distribution, in ``dists`` order."""
-    owned, dirs = {}, {}
+    owned = {}
+    locations = locations if locations is not None else locate_entries(dists, venv_root)
     for dist in dists:
-        for entry in dist.entries:
-            loc, _problem = entry_location(dist, entry, venv_root, dirs)
+        for entry, loc, _problem in locations[dist.dist_info]:
             if loc is None:
                 continue
             pairs = owned.setdefault(loc, [])
@@ -199,12 +215,12 @@ def owners_by_path(dists, venv_root: str, realpath: bool = False) -> dict:
     return result
 
 
-def find_conflicts(dists, venv_root: str, digests: Optional[dict] = None) -> list:
+def find_conflicts(dists, venv_root: str, digests: Optional[dict] = None, locations: Optional[dict] = None) -> list:
     """Paths listed in two or more RECORDs, sorted by path; ``digests`` as filled by check_all()."""
     conflicts = []
-    for loc, pairs in sorted(_owned(dists, venv_root).items()):
-        if len(pairs) < 2:
-            continue
+    owned = _owned(dists, venv_root, locations)
+    for loc in sorted(loc for loc, pairs in owned.items() if len(pairs) > 1):
+        pairs = owned[loc]
         conflicts.append(Conflict(
             path=pairs[0][1].path,
             owners=tuple(dist.label for dist, _entry in pairs),

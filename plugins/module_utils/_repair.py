@@ -17,7 +17,8 @@ from ansible_collections.gpuops.cuda_venv.plugins.module_utils._crash_points imp
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._diagnose import diagnose
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._findings import ERROR, is_healthy, summarize
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._journal import Journal
-from ansible_collections.gpuops.cuda_venv.plugins.module_utils._observe import FactsOptions, observe
+from ansible_collections.gpuops.cuda_venv.plugins.module_utils._observe import (
+    FactsOptions, loader_config, observe, probe_venv, without_probe)
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._plan import DesiredState, Plan, make_plan, predicted_inventory
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._probe import run_check
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._record_check import check_distribution
@@ -59,6 +60,7 @@ class _Run:
     secrets: Tuple[str, ...]
     executed: List[dict] = field(default_factory=list)
     touched: set = field(default_factory=set)
+    loader: object = None  # the node's loader configuration, read once per run
     lock_fd: Optional[int] = None  # installers inherit the lock: an orphaned one keeps the venv locked
     _backend: object = None
 
@@ -109,14 +111,16 @@ def repair(options: RepairOptions, make_backend: Callable[[], object], runner, s
     with VenvLock(state_dir, timeout=options.lock_timeout) as lock:
         run.lock_fd = lock.fileno()
         recovered = recover(root, state_dir)
-        before = observe(static, runner)
+        loader = loader_config(runner, static.ld_library_path)  # the node's loader does not change during a run
+        run.loader = loader
+        before = observe(static, runner, loader)
         findings = diagnose(before)
         plan = make_plan(before, findings, options.desired)
         if plan.empty:
             return _result(options, before, before, plan, run, recovered, changed=bool(recovered))
         if run.backend is None:  # resolve the installer before any batch: an unusable one changes nothing
             raise RepairFailed("no installer backend", _result(options, before, before, plan, run, recovered))
-        current = _with_probe(options, runner)
+        current = probe_venv(before, runner) if options.probe else before
         baseline = _health(current, options, runner)
         journal = Journal(state_dir)
         plan_seen = plan
@@ -131,13 +135,13 @@ def repair(options: RepairOptions, make_backend: Callable[[], object], runner, s
                 current, baseline = _run_batch(run, journal, root, state_dir, batch, current, baseline, before, plan, recovered)
             if options.batch:
                 break
-            plan = make_plan(_static(options, runner), diagnose(current), options.desired)
+            plan = make_plan(without_probe(current), diagnose(current), options.desired)
             if plan.empty or plan.as_dict() == plan_seen.as_dict():
                 break
             plan_seen = plan
         journal.append("done")
         journal.reset()
-        after = observe(static, runner)
+        after = without_probe(current)  # nothing changed since the last batch's observation
         return _result(options, before, after, plan_seen, run, recovered, probe_obs=current)
 
 
@@ -168,7 +172,7 @@ def _run_batch(run, journal, root, state_dir, batch, current, baseline, before, 
                   _result(run.options, before, current, plan, run, recovered, failed=True))
     txn.probe()
     crash_point("repair.before-probe")
-    after = _with_probe(run.options, run.runner)
+    after = _with_probe(run.options, run.runner, run.loader)
     health = _health(after, run.options, run.runner)
     regression = _regression(baseline, health)
     if regression:
@@ -267,15 +271,11 @@ def _static_options(facts: FactsOptions) -> FactsOptions:
                         roots=facts.roots)
 
 
-def _static(options, runner):
-    return observe(_static_options(options.facts), runner)
-
-
-def _with_probe(options, runner):
+def _with_probe(options, runner, loader):
     facts = options.facts
     return observe(FactsOptions(path=facts.path, anchor=facts.anchor, probe=options.probe, verify=facts.verify,
                                 ld_library_path=facts.ld_library_path, probe_timeout=facts.probe_timeout,
-                                gpu=False, roots=facts.roots), runner)
+                                gpu=False, roots=facts.roots), runner, loader)
 
 
 def _check_result(options, obs, root) -> dict:

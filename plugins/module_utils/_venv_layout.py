@@ -118,17 +118,34 @@ def confine(path: str, root: str, cache: Optional[dict] = None) -> Optional[str]
     one pass over many paths) resolves each directory once.
     """
     root = os.path.normpath(os.path.abspath(root))
-    full = os.path.normpath(os.path.join(root, path))
+    raw = os.path.join(root, path)
+    full = os.path.normpath(raw)
     if full == root or not _inside(full, root):
         return None
-    if not _inside(_realpath(os.path.dirname(full), cache), _realpath(root, cache)):
+    real_root = _realpath(root, cache)
+    if not _inside(_realpath(os.path.dirname(full), cache), real_root):
+        return None
+    # normpath folds 'link/..' without following 'link': the kernel follows it, so must we
+    if ".." in path.split("/") and not _inside(_realpath(os.path.dirname(raw), cache), real_root):
         return None
     return full
 
 
 def _realpath(path: str, cache: Optional[dict]) -> str:
-    if cache is None:
-        return os.path.realpath(path)
-    if path not in cache:
-        cache[path] = os.path.realpath(path)
-    return cache[path]
+    return os.path.realpath(path) if cache is None else real_path(path, cache)
+
+
+def real_path(path: str, cache: dict) -> str:
+    """os.path.realpath(path), memoised in ``cache`` (a dict kept for one pass over many paths): a folder
+    already resolved costs nothing, and a path below it one lstat of its own last component."""
+    found = cache.get(path)
+    if found is not None:
+        return found
+    parent, name = os.path.split(path)
+    if not parent or parent == path or not name or name in (".", "..") or os.path.normpath(path) != path \
+            or os.path.islink(path):
+        found = os.path.realpath(path)
+    else:
+        found = os.path.join(real_path(parent, cache), name)
+    cache[path] = found
+    return found

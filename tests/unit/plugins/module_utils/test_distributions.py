@@ -23,6 +23,7 @@ from ansible_collections.gpuops.cuda_venv.plugins.module_utils._distributions im
     RecordEntry,
     canonical_name,
     entry_location,
+    locate_entries,
     read_distributions,
 )
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._venv_layout import VenvError, read_layout
@@ -262,7 +263,7 @@ def test_unlistable_site_packages(tmp_path):
     ("../../../../etc/passwd", (None, "RECORD entry '../../../../etc/passwd' leaves the venv")),
     ("/etc/passwd", (None, "RECORD entry '/etc/passwd' leaves the venv")),
     ("evil/x.so", (None, "RECORD entry 'evil/x.so' leaves the venv")),
-    ("evil/../fine.py", ("{s}/fine.py", None)),
+    ("evil/../fine.py", (None, "RECORD entry 'evil/../fine.py' leaves the venv")),  # evil is followed first
 ])
 def test_entry_location(tmp_path, site, root, written, expected):
     outside = tmp_path / "outside"
@@ -295,3 +296,26 @@ def test_real_pip_install(tmp_path):
     assert os.path.isfile(locations["../../../bin/demo"])
     pyc = [e for e in demo.entries if e.path.endswith(".pyc")]
     assert [(e.algorithm, e.digest, e.size) for e in pyc] == [(None, None, None)]
+
+
+def test_locate_entries_agrees_with_entry_location_for_every_kind_of_entry(tmp_path):
+    root = tmp_path / "venv"
+    site = root / "lib" / "python3.12" / "site-packages"
+    (site / "pkg" / "sub").mkdir(parents=True)
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    os.symlink(str(outside), str(site / "link"))
+    os.symlink("pkg", str(site / "inner-link"))
+    paths = ["pkg/__init__.py", "pkg/sub/x.so", "pkg/./y", "pkg/../pkg/z", "pkg/..", "pkg/.", "pkg/", "../../../bin/tool",
+             "../../../../outside/victim", "../../../../venv/escape-and-back", str(outside / "abs"), str(site / "pkg" / "abs"),
+             "link/victim", "link/../pkg/w", "inner-link/v", "top.py"]
+    folder = make_dist(str(site), "odd", "1.0", files={"pkg/__init__.py": b""})
+    with open(os.path.join(folder, "RECORD"), "a") as handle:
+        handle.write("".join("%s,,\n" % p for p in paths))
+    [dist] = read_distributions([str(site)])
+    located = locate_entries([dist], str(root))[dist.dist_info]
+    assert [row[0] for row in located] == list(dist.entries)
+    assert [row[1:] for row in located] == [entry_location(dist, entry, str(root)) for entry in dist.entries]
+    # leaving: ../outside, the absolute outside path, link/victim, link/../pkg/w (the kernel follows link first)
+    assert [row[0].path for row in located if row[1] is None] == [
+        "../../../../outside/victim", str(outside / "abs"), "link/victim", "link/../pkg/w"]

@@ -12,7 +12,7 @@ import sys
 
 import pytest
 
-from ansible_collections.gpuops.cuda_venv.plugins.module_utils._venv_layout import VenvError, VenvLayout, confine, read_layout
+from ansible_collections.gpuops.cuda_venv.plugins.module_utils._venv_layout import VenvError, VenvLayout, confine, read_layout, real_path
 
 VENV_CFG = "home = /usr/bin\ninclude-system-site-packages = false\nversion = 3.12.1\nexecutable = /usr/bin/python3.12\n"
 
@@ -125,7 +125,7 @@ def jail(tmp_path):
     ("{r}", None),
     ("{r}-other/x", None),
     ("lib/site/evil/x.so", None),
-    ("lib/site/evil/../ok.py", "{r}/lib/site/ok.py"),
+    ("lib/site/evil/../ok.py", None),  # the kernel (and pip, and uv) follow evil before ..: outside
     ("inner/site/a.py", "{r}/inner/site/a.py"),
     ("lib/link-out", "{r}/lib/link-out"),
 ])
@@ -138,3 +138,17 @@ def test_confine_root_behind_symlink(tmp_path, jail):
     os.symlink(jail, link)
     assert confine(link + "/lib/site/a.py", link) == link + "/lib/site/a.py"
     assert confine(link + "/lib/site/evil/a.py", link) is None
+
+
+def test_real_path_agrees_with_realpath_and_resolves_each_folder_once(tmp_path):
+    (tmp_path / "a" / "b").mkdir(parents=True)
+    (tmp_path / "a" / "b" / "f").write_text("x")
+    (tmp_path / "elsewhere").mkdir()
+    os.symlink(str(tmp_path / "elsewhere"), str(tmp_path / "a" / "link"))
+    os.symlink("b/f", str(tmp_path / "a" / "file-link"))
+    os.symlink("loop", str(tmp_path / "a" / "loop"))
+    cache = {}
+    paths = [str(tmp_path / p) for p in ("a/b/f", "a/b/absent", "a/link/x", "a/file-link", "a/loop", "a/b/../link/y",
+                                         "a/./b/f", "a/b/")]
+    assert [real_path(p, cache) for p in paths] == [os.path.realpath(p) for p in paths]
+    assert cache[str(tmp_path / "a" / "b")] == os.path.realpath(str(tmp_path / "a" / "b"))
