@@ -327,7 +327,9 @@ def _loaded_from_outside(obs, loaded) -> List[Finding]:
         if path.startswith(root):
             continue
         name = os.path.basename(path)
-        soname = next((b for b in sorted(listed) if name == b or name.startswith(b + ".")), None)
+        # the shortest listed name that is the loaded file's name or a prefix of it ending before a '.'
+        parts = name.split(".")
+        soname = next((c for c in (".".join(parts[:n]) for n in range(1, len(parts) + 1)) if c in listed), None)
         if soname is None or not cuda.is_cuda_soname(soname) or soname in cuda.DRIVER_SONAMES:
             continue
         findings.append(Finding(F.RUNTIME_LIBRARY_MISMATCH, F.WARNING, soname,

@@ -51,6 +51,7 @@ class FactsOptions:
     probe_timeout: float = 120.0
     gpu: bool = True
     roots: Tuple[str, ...] = ()  # extra requirements declared beside the anchor (the repair's packages)
+    pycache: Optional[str] = None  # where the import probe may cache bytecode (the repair's); None: it writes none
 
 
 @dataclass(frozen=True)
@@ -119,7 +120,7 @@ def observe(options: FactsOptions, runner, loader: Optional[LoaderConfig] = None
     with ThreadPoolExecutor(max_workers=1) as background:
         probing = None
         if options.probe and interpreter.ok:
-            probing = background.submit(probe_import, layout.python, module, runner,
+            probing = background.submit(probe_import, layout.python, module, runner, pycache=options.pycache,
                                         ld_library_path=options.ld_library_path, timeout=options.probe_timeout)
         obs = _read_disk(options, layout, interpreter, site_packages, dists, module, loader)
         probe = probing.result() if probing is not None else None
@@ -162,7 +163,7 @@ def probe_venv(obs: Observations, runner) -> Observations:
     """``obs`` with an import probe run now (the venv unchanged since ``obs`` was read)."""
     options = obs.options
     probe = probe_import(obs.layout.python, import_name(options.anchor, obs.distributions), runner,
-                         ld_library_path=options.ld_library_path, timeout=options.probe_timeout)
+                         ld_library_path=options.ld_library_path, timeout=options.probe_timeout, pycache=options.pycache)
     return add_probe(obs, probe)
 
 
@@ -228,9 +229,10 @@ def _whose_bytes_were_loaded(dists, root, conflicts, probe, digests):
     if not unknown or not loaded:
         return conflicts
     wanted = set()
+    unknown_paths = {c.path for c in unknown}
     for dist in dists:
         for entry in dist.entries:
-            if entry.digest and any(entry.path == c.path for c in unknown):
+            if entry.digest and entry.path in unknown_paths:
                 path, _problem = entry_location(dist, entry, root)
                 if path and os.path.realpath(path) in loaded:
                     wanted.add((path, entry.algorithm or "sha256"))

@@ -297,11 +297,15 @@ def probe_import(
     ld_library_path: Union[str, Sequence[str]] = (),
     timeout: float = 120.0,
     command: Optional[Sequence[str]] = None,
+    pycache: Optional[str] = None,
 ) -> ProbeResult:
     """Import ``anchor`` with the venv's interpreter, isolated; then run ``command`` if the import worked.
 
     ``ld_library_path`` is the workload's LD_LIBRARY_PATH (absolute folders);
-    nothing else of the caller's environment reaches the probe.
+    nothing else of the caller's environment reaches the probe. The probe writes
+    no bytecode (``-B``), unless ``pycache`` names a folder outside site-packages
+    for it (``-X pycache_prefix``): a repair probes several times, and a venv
+    installed without bytecode (uv's default) would compile torch each time.
     """
     python = _interpreter_path(python)
     _check_anchor(anchor)
@@ -313,7 +317,8 @@ def probe_import(
         return ProbeResult(
             ran=False, ok=False, error=problem, traceback=None, returncode=None, timed_out=False, signal=None, loaded=(), versions={}, duration=0.0
         )
-    result, duration = _run_isolated(runner, [python, "-I", "-B", "-c", IMPORT_SCRIPT, anchor], extra, timeout)
+    bytecode = ["-X", "pycache_prefix=" + pycache] if pycache else ["-B"]
+    result, duration = _run_isolated(runner, [python, "-I"] + bytecode + ["-c", IMPORT_SCRIPT, anchor], extra, timeout)
     report = _runner.marker_report(result.stdout, MARKER)
     if report is None:
         return ProbeResult(

@@ -133,7 +133,7 @@ def _hash_files(wanted: dict, digests: dict, failed: set, workers: Optional[int]
     if not jobs:
         return
     count = max(1, min(workers or os.cpu_count() or 1, len(jobs)))
-    shares = [[] for _ in range(count)]
+    shares = [[] for _worker in range(count)]
     loads = [0] * count
     for job in jobs:
         least = loads.index(min(loads))

@@ -9,7 +9,9 @@ Private to the gpuops.cuda_venv collection: not a public API.
 from __future__ import annotations
 
 import csv
+import dataclasses
 import os
+import shutil
 from dataclasses import dataclass, field
 from typing import Callable, Dict, List, Optional, Sequence, Tuple
 
@@ -29,6 +31,8 @@ from ansible_collections.gpuops.cuda_venv.plugins.module_utils._snapshot import 
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._venv_lock import VenvLock
 
 STATE_DIR = ".cuda_venv"
+# The probes' bytecode cache, inside the state dir (never in site-packages); removed when the run ends.
+PYCACHE_DIR = "pycache"
 MAX_ROUNDS = 3
 
 
@@ -110,39 +114,50 @@ def repair(options: RepairOptions, make_backend: Callable[[], object], runner, s
     run = _Run(options, make_backend, runner, tuple(secrets))
     with VenvLock(state_dir, timeout=options.lock_timeout) as lock:
         run.lock_fd = lock.fileno()
-        recovered = recover(root, state_dir)
-        loader = loader_config(runner, static.ld_library_path)  # the node's loader does not change during a run
-        run.loader = loader
-        before = observe(static, runner, loader)
-        findings = diagnose(before)
-        plan = make_plan(before, findings, options.desired)
-        if plan.empty:
-            return _result(options, before, before, plan, run, recovered, changed=bool(recovered))
-        if run.backend is None:  # resolve the installer before any batch: an unusable one changes nothing
-            raise RepairFailed("no installer backend", _result(options, before, before, plan, run, recovered))
-        current = probe_venv(before, runner) if options.probe else before
-        baseline = _health(current, options, runner)
-        journal = Journal(state_dir)
+        pycache = os.path.join(state_dir, PYCACHE_DIR)
+        run.options = dataclasses.replace(options, facts=dataclasses.replace(options.facts, pycache=pycache))
+        try:
+            return _converge(run, root, state_dir, dataclasses.replace(static, pycache=pycache))
+        finally:
+            shutil.rmtree(pycache, ignore_errors=True)
+
+
+def _converge(run, root: str, state_dir: str, static: FactsOptions) -> dict:
+    """Under the lock: recover, plan, run the batches (re-planning up to MAX_ROUNDS times), report."""
+    options, runner = run.options, run.runner
+    recovered = recover(root, state_dir)
+    loader = loader_config(runner, static.ld_library_path)  # the node's loader does not change during a run
+    run.loader = loader
+    before = observe(static, runner, loader)
+    findings = diagnose(before)
+    plan = make_plan(before, findings, options.desired)
+    if plan.empty:
+        return _result(options, before, before, plan, run, recovered, changed=bool(recovered))
+    if run.backend is None:  # resolve the installer before any batch: an unusable one changes nothing
+        raise RepairFailed("no installer backend", _result(options, before, before, plan, run, recovered))
+    current = probe_venv(before, runner) if options.probe else before
+    baseline = _health(current, options, runner)
+    journal = Journal(state_dir)
+    plan_seen = plan
+    for _round in range(1 if options.batch else MAX_ROUNDS):
+        batches = plan.batches
+        if options.batch:
+            if options.batch > len(batches):
+                raise RepairFailed("batch %d does not exist: the plan has %d batch(es)" % (
+                    options.batch, len(batches)), _result(options, before, current, plan, run, recovered))
+            batches = (batches[options.batch - 1],)
+        for batch in batches:
+            current, baseline = _run_batch(run, journal, root, state_dir, batch, current, baseline, before, plan, recovered)
+        if options.batch:
+            break
+        plan = make_plan(without_probe(current), diagnose(current), options.desired)
+        if plan.empty or plan.as_dict() == plan_seen.as_dict():
+            break
         plan_seen = plan
-        for _round in range(1 if options.batch else MAX_ROUNDS):
-            batches = plan.batches
-            if options.batch:
-                if options.batch > len(batches):
-                    raise RepairFailed("batch %d does not exist: the plan has %d batch(es)" % (
-                        options.batch, len(batches)), _result(options, before, current, plan, run, recovered))
-                batches = (batches[options.batch - 1],)
-            for batch in batches:
-                current, baseline = _run_batch(run, journal, root, state_dir, batch, current, baseline, before, plan, recovered)
-            if options.batch:
-                break
-            plan = make_plan(without_probe(current), diagnose(current), options.desired)
-            if plan.empty or plan.as_dict() == plan_seen.as_dict():
-                break
-            plan_seen = plan
-        journal.append("done")
-        journal.reset()
-        after = without_probe(current)  # nothing changed since the last batch's observation
-        return _result(options, before, after, plan_seen, run, recovered, probe_obs=current)
+    journal.append("done")
+    journal.reset()
+    after = without_probe(current)  # nothing changed since the last batch's observation
+    return _result(options, before, after, plan_seen, run, recovered, probe_obs=current)
 
 
 def _run_batch(run, journal, root, state_dir, batch, current, baseline, before, plan, recovered):
@@ -275,7 +290,7 @@ def _with_probe(options, runner, loader):
     facts = options.facts
     return observe(FactsOptions(path=facts.path, anchor=facts.anchor, probe=options.probe, verify=facts.verify,
                                 ld_library_path=facts.ld_library_path, probe_timeout=facts.probe_timeout,
-                                gpu=False, roots=facts.roots), runner, loader)
+                                gpu=False, roots=facts.roots, pycache=facts.pycache), runner, loader)
 
 
 def _check_result(options, obs, root) -> dict:

@@ -163,6 +163,24 @@ plan:
   description: The batches (each with C(actions) and the finding codes it C(answers)) and what cannot be fixed.
   returned: always
   type: dict
+  contains:
+    batches:
+      description:
+        - In order; each has C(batch) (its number), C(title), C(actions) and C(answers) (finding codes).
+        - An action has C(action) (V(remove), V(reinstall) or V(install)), C(name), C(requirement) (what the installer
+          gets) and C(reason).
+        - The removal of a distribution whose RECORD lists paths leaving the venv also has C(record) and C(outside),
+          the entries cut from that RECORD before the installer reads it.
+      returned: always
+      type: list
+      elements: dict
+    unfixable:
+      description:
+        - What the plan will not do, each with the reason and what to do by hand, for example an anchor that is not
+          installed and has no version in O(packages), or a wheel whose RECORD paths leave the venv.
+      returned: always
+      type: list
+      elements: str
 batches:
   description: What ran per batch - the exact argv of each installer command, its return code, and the result.
   returned: always

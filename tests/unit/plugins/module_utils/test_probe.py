@@ -171,6 +171,21 @@ def test_probe_import_ok_reads_loaded_objects_and_version(venv, tmp_path, monkey
     assert os.listdir(str(tmp_path)) == []
 
 
+def test_probe_import_with_a_pycache_writes_bytecode_there_and_never_beside_the_sources(venv, tmp_path):
+    def pycache_dirs():
+        return [d for d, _subdirs, _files in os.walk(os.path.dirname(venv["python"]) + "/..") if d.endswith("__pycache__")]
+    before = pycache_dirs()
+    cache = str(tmp_path / "pycache")
+    runner = RecordingRunner()
+    result = _probe.probe_import(venv["python"], "okpkg", runner, pycache=cache)
+    assert result.ok
+    [call] = runner.seen
+    assert call["argv"] == (venv["python"], "-I", "-X", "pycache_prefix=" + cache, "-c", _probe.IMPORT_SCRIPT, "okpkg")
+    assert any(name.startswith("__init__.") and name.endswith(".pyc")
+               for _d, _s, names in os.walk(cache) for name in names)
+    assert pycache_dirs() == before
+
+
 def test_probe_import_error_is_the_exact_exception_line(venv):
     result = _probe.probe_import(venv["python"], "failpkg", _runner.SubprocessRunner())
     assert (result.ran, result.ok, result.returncode, result.signal) == (True, False, 1, None)

@@ -1,0 +1,72 @@
+# -*- coding: utf-8 -*-
+# Copyright: (c) 2026, gpuops.cuda_venv contributors
+# GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
+"""One venv, one table: the facts engine (default and hash) against pip list, pip check and SHA-256 over its files.
+
+Benchmark support for gpuops.cuda_venv: not part of the collection's API.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import List, Optional, Tuple
+
+from . import _commands as cmd
+from ._files import FileSet, record_files
+from ._measure import Measurement, Step, fixed, measure
+from ._sha import cores, measure_throughput
+from ._table import Goal, Table
+
+DEFAULT_GOAL = Goal(max_ratio=0.5)  # default facts in at most half the time of pip check
+HASH_GOAL = Goal(max_ratio=1.5)  # hash mode within 1.5x of the SHA-256 limit with every core
+
+
+@dataclass(frozen=True)
+class FactsBench:
+    """What to measure on one venv."""
+
+    title: str
+    venv: Path
+    anchor: str  # the facts' anchor distribution
+    runs: int
+    repo: str  # working directory of the engine's children (imports tests.bench)
+    work: Path  # where the file list goes
+    extra_rows: tuple = ()  # (key, what, [Step, ...], anchor key or None, Goal or None)
+    probe_floor: Optional[str] = None  # an import statement timed alone: the probe's own cost
+
+
+def run(bench: FactsBench, log=print) -> Tuple[Table, FileSet]:
+    files = record_files(bench.venv, bench.work / (bench.venv.parent.name + ".files"))
+    jobs = cores()
+
+    def timed(what: str, steps: List[Step]) -> Measurement:
+        log("bench: %s: %s" % (bench.title, what))
+        return measure(lambda: steps, bench.runs)
+
+    # One untimed pass reads every file and every dist-info: the page cache is warm for every row alike.
+    log("bench: %s: warming the page cache" % bench.title)
+    measure(lambda: [cmd.hash_reader(files, jobs, bench.repo), cmd.pip_check(bench.venv)], 1)
+    table = Table(bench.title)
+    table.add("list", "pip list", timed("pip list", [cmd.pip_list(bench.venv)]))
+    table.add("check", "pip check", timed("pip check", [cmd.pip_check(bench.venv)]))
+    table.add("facts", "facts, default (size + import probe)",
+              timed("facts default", [cmd.facts(bench.venv, "size", bench.anchor, bench.repo)]), "check", DEFAULT_GOAL)
+    if bench.probe_floor:
+        table.add("static", "facts, size, `probe: false` (the engine's own work)",
+                  timed("facts no probe", [cmd.facts(bench.venv, "size", bench.anchor, bench.repo, probe=False)]), "check")
+        table.add("floor", "the probe's import alone (`python -c '%s'`)" % bench.probe_floor,
+                  timed("import", [cmd.python_c(bench.venv, bench.probe_floor, str(bench.work))]), "check")
+    for key, what, steps, anchor, goal in bench.extra_rows:
+        table.add(key, what, timed(what, steps), anchor, goal)
+    throughput = measure_throughput()
+    table.add("limit", "SHA-256 limit (bytes / hashlib rate on %d cores)" % jobs,
+              fixed(throughput.limit_seconds(files.total_bytes), bench.runs), label="SHA-256 limit")
+    table.add("reader", "hashlib over the files, %d threads, nothing else" % jobs,
+              timed("hashlib reader", [cmd.hash_reader(files, jobs, bench.repo)]), "limit")
+    table.add("sha256sum", "sha256sum over the files (xargs -P %d)" % jobs,
+              timed("sha256sum", [cmd.sha256sum(files, jobs)]), "limit")
+    table.add("hash", "facts, hash (sha256 of every file + import probe)",
+              timed("facts hash", [cmd.facts(bench.venv, "hash", bench.anchor, bench.repo)]), "limit", HASH_GOAL)
+    table.notes.append("Anchor `%s`; %s; %s." % (bench.anchor, files.describe(), throughput.describe()))
+    return table, files

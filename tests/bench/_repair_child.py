@@ -1,0 +1,45 @@
+# -*- coding: utf-8 -*-
+# Copyright: (c) 2026, gpuops.cuda_venv contributors
+# GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
+"""A child process that runs cuda_venv_repair's work once, the way its main() does, without Ansible.
+
+Benchmark support for gpuops.cuda_venv: not part of the collection's API.
+``python -m tests.bench._repair_child VENV pip|uv UV_PATH FIND_LINKS...``; needs build/collections on PYTHONPATH.
+Exits 1 unless the venv ends healthy.
+"""
+
+from __future__ import annotations
+
+import sys
+
+from ansible_collections.gpuops.cuda_venv.plugins.module_utils._installers import WheelSources, select_backend
+from ansible_collections.gpuops.cuda_venv.plugins.module_utils._observe import FactsOptions
+from ansible_collections.gpuops.cuda_venv.plugins.module_utils._plan import DesiredState
+from ansible_collections.gpuops.cuda_venv.plugins.module_utils._repair import RepairOptions, repair
+from ansible_collections.gpuops.cuda_venv.plugins.module_utils._runner import SubprocessRunner
+from ansible_collections.gpuops.cuda_venv.plugins.module_utils._venv_layout import read_layout
+
+# The module's defaults (ARGUMENT_SPEC of plugins/modules/cuda_venv_repair.py).
+PROBE_TIMEOUT = 300.0
+INSTALLER_TIMEOUT = 3600.0
+
+
+def main(argv) -> int:
+    venv, kind, uv_path, links = argv[1], argv[2], argv[3] or None, tuple(argv[4:])
+    runner = SubprocessRunner()
+    sources = WheelSources(find_links=links, no_index=bool(links))
+    layout = read_layout(venv)
+
+    def make_backend():
+        return select_backend(kind, layout.python, runner, sources, uv_path=uv_path, timeout=INSTALLER_TIMEOUT)
+    options = RepairOptions(
+        facts=FactsOptions(path=layout.root, probe_timeout=PROBE_TIMEOUT),
+        desired=DesiredState(packages=(), remove=(), prune="cuda", batch_size=4))
+    result = repair(options, make_backend, runner)
+    batches = ["%s: %s" % (b["batch"], b["result"]) for b in result["batches"]]
+    print("changed=%s healthy=%s batches=%s: %s" % (result["changed"], result["healthy"], batches, result["summary"]))
+    return 0 if result["healthy"] else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv))

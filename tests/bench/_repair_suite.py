@@ -1,0 +1,119 @@
+# -*- coding: utf-8 -*-
+# Copyright: (c) 2026, gpuops.cuda_venv contributors
+# GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
+"""The incident's repair: cuda_venv_repair (pip, uv) against the same fix typed by hand and against a rebuild.
+
+Benchmark support for gpuops.cuda_venv: not part of the collection's API.
+
+Every run starts from a fresh copy of one built ``contaminated`` stand-in venv, restored at the same path (venv
+scripts carry absolute paths). The module's work runs as ``_repair.repair`` in a child Python, as the module's
+main() calls it, without Ansible.
+"""
+
+from __future__ import annotations
+
+import shutil
+import subprocess
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+from typing import List, Optional, Tuple
+
+from . import _commands as cmd
+from ._measure import BenchError, Step, measure, run_step
+from ._table import Goal, Table
+
+GOALS = {"pip": Goal(max_ratio=1.2), "uv": Goal(max_ratio=1.5)}
+NOOP_GOAL = Goal(max_seconds=1.0)
+
+
+@dataclass(frozen=True)
+class RepairBench:
+    venv: Path  # the built contaminated venv
+    links: tuple  # its wheelhouses
+    uv: Optional[str]
+    runs: int
+    repo: str
+    work: Path
+    title: str = "Repair of the incident (stand-in `contaminated` venv, fresh copy each run)"
+    remove: Tuple[str, ...] = cmd.CU13_WHEELS + cmd.PULLED_IN  # what the fix by hand uninstalls
+    # cp -al instead of cp -a: a real venv's gigabytes as hard links (pip, uv and the module never write into an
+    # existing file: they unlink or rename first, so the pristine copy stays intact)
+    hardlink_copies: bool = False
+    python: str = sys.executable  # the interpreter of the rebuild: the one the venv was made with
+
+
+class _Fresh:
+    """Restore the pristine copy of the venv at its own path before each run."""
+
+    def __init__(self, venv: Path, work: Path, flags: str = "-a"):
+        self.venv, self.flags = venv, flags
+        self.pristine = work / (venv.name + "-pristine")
+        if not self.pristine.exists():
+            _copy(venv, self.pristine, flags)
+
+    def __call__(self) -> None:
+        shutil.rmtree(self.venv)
+        _copy(self.pristine, self.venv, self.flags)
+
+
+def _copy(src: Path, dest: Path, flags: str = "-a") -> None:
+    subprocess.run(["cp", flags, str(src), str(dest)], check=True)
+
+
+def _removing(path: Path):
+    def prepare() -> None:
+        if path.exists():
+            shutil.rmtree(path)
+    return prepare
+
+
+def _healthy(bench: RepairBench, venv: Path) -> str:
+    """The facts engine's summary of ``venv`` (untimed): the check that a fix really fixed it."""
+    _usage, tail = run_step(cmd.facts(venv, "size", "torch", bench.repo))
+    return tail.strip().rpartition(": ")[2]
+
+
+def run(bench: RepairBench, log=print) -> Table:
+    fresh = _Fresh(bench.venv, bench.work, "-al" if bench.hardlink_copies else "-a")
+    empty = bench.work / "empty"
+    empty.mkdir(exist_ok=True)
+    uv_cache = str(bench.work / "uv-cache")
+    table = Table(bench.title)
+    after = {}
+
+    def timed(key: str, what: str, steps: List[Step], prepare, anchor=None, goal=None, venv=None, label=None) -> None:
+        log("bench: repair: %s" % what)
+        table.add(key, what, measure(lambda: steps, bench.runs, prepare=prepare, warmup=True), anchor, goal, label)
+        if venv is not None:
+            after[what] = _healthy(bench, venv)
+
+    backends = ["pip"] + (["uv"] if bench.uv else [])
+    for kind in backends:
+        if kind == "pip":
+            by_hand = cmd.pip_fix(bench.venv, bench.links, str(empty), bench.remove)
+            rebuild = cmd.pip_rebuild(bench.work / "rebuilt", bench.links, str(empty), bench.python)
+            flags = "--force-reinstall --no-deps"
+        else:
+            by_hand = cmd.uv_fix(bench.venv, bench.uv, bench.links, str(empty), uv_cache, bench.remove)
+            rebuild = cmd.uv_rebuild(bench.work / "rebuilt", bench.uv, bench.links, str(empty), uv_cache, bench.python)
+            flags = "--reinstall-package --no-deps"
+        timed(kind + "-hand", "%s: the fix typed by hand (uninstall %d, reinstall 4 %s, 1 import probe)"
+              % (kind, len(bench.remove), flags),
+              by_hand, fresh, venv=bench.venv, label="%s by hand" % kind)
+        timed(kind + "-module", "%s: cuda_venv_repair (`_repair.repair` in a child, no Ansible)" % kind,
+              [cmd.repair(bench.venv, kind, bench.uv or "", bench.links, bench.repo, uv_cache)], fresh,
+              kind + "-hand", GOALS[kind], venv=bench.venv)
+        timed(kind + "-rebuild", "%s: rebuild instead (new venv, install torch==2.9.1 from the wheelhouse, "
+              "1 import probe)" % kind, rebuild, _removing(bench.work / "rebuilt"), kind + "-hand",
+              venv=bench.work / "rebuilt")
+    # The venv is repaired now (the last module run): the next run of the module has nothing to do.
+    noop = cmd.repair(bench.venv, "pip", "", bench.links, bench.repo, uv_cache)
+    timed("noop", "no-op cuda_venv_repair on the repaired venv (pip)", [noop], None, None, NOOP_GOAL)
+    unhealthy = {what: summary for what, summary in after.items() if summary != "healthy"}
+    if unhealthy:
+        raise BenchError("these runs did not leave a healthy venv: %s" % unhealthy)
+    table.notes.append("Each venv was checked healthy by the facts engine after its last run. uv commands share one "
+                       "warm cache (`UV_CACHE_DIR` in the work folder); uv links from it (its default) by hand and in "
+                       "the module alike. pip runs with no configuration file (`PIP_CONFIG_FILE=%s`)." % "/dev/null")
+    return table
