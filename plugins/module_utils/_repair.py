@@ -12,6 +12,7 @@ import csv
 import dataclasses
 import os
 import shutil
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Callable, Dict, List, Optional, Sequence, Tuple
 
@@ -23,7 +24,7 @@ from ansible_collections.gpuops.cuda_venv.plugins.module_utils._observe import (
     FactsOptions, loader_config, observe, probe_venv, without_probe)
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._plan import DesiredState, Plan, make_plan, predicted_inventory
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._probe import run_check
-from ansible_collections.gpuops.cuda_venv.plugins.module_utils._record_check import check_distribution
+from ansible_collections.gpuops.cuda_venv.plugins.module_utils._record_check import check_all
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._record_trim import drop_record_entries
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._recovery import Batch, recover
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._redact import redact
@@ -135,33 +136,52 @@ def _converge(run, root: str, state_dir: str, static: FactsOptions) -> dict:
         return _result(options, before, before, plan, run, recovered, changed=bool(recovered))
     if run.backend is None:  # resolve the installer before any batch: an unusable one changes nothing
         raise RepairFailed("no installer backend", _result(options, before, before, plan, run, recovered))
-    current = probe_venv(before, runner) if options.probe else before
-    baseline = _health(current, options, runner)
+    if options.batch and options.batch > len(plan.batches):
+        raise RepairFailed("batch %d does not exist: the plan has %d batch(es)" % (
+            options.batch, len(plan.batches)), _result(options, before, before, plan, run, recovered))
     journal = Journal(state_dir)
     plan_seen = plan
-    for _round in range(1 if options.batch else MAX_ROUNDS):
-        batches = plan.batches
-        if options.batch:
-            if options.batch > len(batches):
-                raise RepairFailed("batch %d does not exist: the plan has %d batch(es)" % (
-                    options.batch, len(batches)), _result(options, before, current, plan, run, recovered))
-            batches = (batches[options.batch - 1],)
-        for batch in batches:
-            current, baseline = _run_batch(run, journal, root, state_dir, batch, current, baseline, before, plan, recovered)
-        if options.batch:
-            break
-        plan = make_plan(without_probe(current), diagnose(current), options.desired)
-        if plan.empty or plan.as_dict() == plan_seen.as_dict():
-            break
-        plan_seen = plan
+    with ThreadPoolExecutor(max_workers=1) as background:
+        # The baseline test runs while the first batch's snapshot is taken: the venv is unchanged until it applies.
+        pending = background.submit(_baseline, before, options, runner)
+        state = pending.result
+        for _round in range(1 if options.batch else MAX_ROUNDS):
+            batches = (plan.batches[options.batch - 1],) if options.batch else plan.batches
+            for batch in batches:
+                current, baseline = _run_batch(run, journal, root, state_dir, batch, state, before, plan, recovered)
+                state = _ready(current, baseline)
+            if options.batch:
+                break
+            plan = make_plan(without_probe(current), diagnose(current), options.desired)
+            if plan.empty or plan.as_dict() == plan_seen.as_dict():
+                break
+            plan_seen = plan
     journal.append("done")
     journal.reset()
     after = without_probe(current)  # nothing changed since the last batch's observation
     return _result(options, before, after, plan_seen, run, recovered, probe_obs=current)
 
 
-def _run_batch(run, journal, root, state_dir, batch, current, baseline, before, plan, recovered):
+def _baseline(before, options, runner):
+    """(the observation the first batch starts from, its health): the venv as found, probed when asked."""
+    current = probe_venv(before, runner) if options.probe else before
+    return current, _health(current, options, runner)
+
+
+def _ready(current, baseline):
+    return lambda: (current, baseline)
+
+
+def _run_batch(run, journal, root, state_dir, batch, state, before, plan, recovered):
+    """``state()``: (the observation this batch starts from, its health); asked for once the snapshot is taken."""
     txn = Batch.begin(root, state_dir, journal, batch.number, actions=[a.as_dict() for a in batch.actions])
+    try:
+        current, baseline = state()
+    except Exception:  # the baseline test could not run: close the batch before anything changed
+        txn.rollback("the test before batch %d did not run" % batch.number)
+        txn.journal.append("done")
+        txn.journal.reset()
+        raise
     txn.apply()
     record = {"batch": batch.number, "title": batch.title, "commands": [], "result": None}
     run.executed.append(record)
@@ -339,12 +359,13 @@ def _result(options, before, after, plan: Plan, run, recovered, changed=None, fa
 
 def _verify_touched(obs, touched) -> dict:
     """sha256 of every file of every reinstalled or installed distribution against its RECORD."""
+    dists = [dist for dist in obs.distributions if dist.key in touched]
+    states = check_all(dists, obs.layout.root, "hash")  # one thread per core, largest files first
     verdict = {}
-    for dist in obs.distributions:
-        if dist.key in touched:
-            state = check_distribution(dist, obs.layout.root, "hash")
-            verdict[dist.key] = "ok" if not (state.missing or state.modified) else "%d missing, %d modified" % (
-                len(state.missing), len(state.modified))
+    for dist in dists:
+        state = states[dist.dist_info]
+        verdict[dist.key] = "ok" if not (state.missing or state.modified) else "%d missing, %d modified" % (
+            len(state.missing), len(state.modified))
     return verdict
 
 

@@ -17,12 +17,10 @@ from tests.scenarios.scenario_tools import codes, subjects, system_provides
 pytestmark = pytest.mark.skipif(not enabled(), reason="opt-in: real torch wheels (about 7.6 GB); run `make acceptance`")
 
 # (scenario, test) -> what the engine gets wrong on real wheels: xfail(strict=True) until the engine is fixed.
-KNOWN_DISCREPANCIES = {
-    ("contaminated", "test_runtime_library_mismatches"):
-        "real torch's torch.cuda.nccl.version() is the NCCL torch was built against (2.27.5), not the loaded "
-        "library's (the cu13 libnccl.so.2 says 23007 through ncclGetVersion): the probe reports no nccl mismatch; "
-        "the stand-in's torch asks the loaded library, so tests/scenarios do not see this",
-}
+KNOWN_DISCREPANCIES = {}
+# None today. The last one ("contaminated", "test_runtime_library_mismatches") went when the probe began asking the
+# loaded libnccl.so.2 for its version (ncclGetVersion) instead of torch.cuda.nccl.version(), the NCCL torch was built with.
+
 
 CU12_LABELS = ["nvidia-cudnn-cu12 9.10.2.21", "nvidia-cusparselt-cu12 0.7.1", "nvidia-nccl-cu12 2.27.5",
                "nvidia-nvshmem-cu12 3.3.20"]

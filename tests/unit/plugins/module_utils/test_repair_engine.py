@@ -5,12 +5,22 @@
 
 from __future__ import annotations
 
+import json
+import os
+import subprocess
+import sys
+
 import pytest
 
-from ansible_collections.gpuops.cuda_venv.plugins.module_utils._plan import Action
+from ansible_collections.gpuops.cuda_venv.plugins.module_utils._journal import Journal
+from ansible_collections.gpuops.cuda_venv.plugins.module_utils._observe import FactsOptions
+from ansible_collections.gpuops.cuda_venv.plugins.module_utils._plan import Action, DesiredState
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._repair import (
-    _command_groups, _diff_side, _Health, _regression, file_state, inventory, state_dir_of)
+    RepairOptions, _command_groups, _diff_side, _Health, _regression, file_state, inventory, repair, state_dir_of)
+from ansible_collections.gpuops.cuda_venv.plugins.module_utils._runner import SubprocessRunner
 from ansible_collections.gpuops.cuda_venv.tests.unit.plugins.module_utils import observations as O
+from ansible_collections.gpuops.cuda_venv.tests.unit.plugins.module_utils.test_distributions import make_dist
+from ansible_collections.gpuops.cuda_venv.tests.unit.plugins.module_utils.tree_digest import tree_digest
 
 MISSING = frozenset({("RECORD_MISSING_FILES", "nvidia-nccl-cu12 2.27.5"), ("SONAME_UNRESOLVED", "libnccl.so.2")})
 
@@ -104,3 +114,45 @@ def test_diff_side():
 
 def test_state_dir_lives_in_the_venv():
     assert state_dir_of("/venvs/train") == "/venvs/train/.cuda_venv"
+
+
+class _ProbeCannotStart(SubprocessRunner):
+    """The real runner, except that the import probe's process cannot be started (as when fork fails)."""
+
+    def run(self, argv, **kwargs):
+        if any(str(a).startswith("pycache_prefix=") for a in argv):
+            raise OSError(11, "Resource temporarily unavailable")
+        return super().run(argv, **kwargs)
+
+
+class _InstallerNeverCalled:
+    name = "never-called"
+    pass_fds = ()
+
+    def install(self, *args, **kwargs):
+        raise AssertionError("an installer ran: %r %r" % (args, kwargs))
+
+    uninstall = install
+
+
+def test_a_baseline_test_that_cannot_run_closes_the_first_batch_before_anything_changed(tmp_path):
+    """The baseline probe runs while the first batch's snapshot is taken; when it raises, the batch is rolled
+    back and closed, the venv is byte-identical, no installer ran and the next run has nothing to recover."""
+    venv = tmp_path / "venv"
+    subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(venv)], check=True)
+    site = next(venv.glob("lib/python3*/site-packages"))
+    make_dist(str(site), "jax", "0.7.2", files={"jax/__init__.py": b""}, requires=["jaxlib==0.7.2"])
+    before = tree_digest(str(venv))
+    options = RepairOptions(facts=FactsOptions(path=str(venv), anchor="jax"), desired=DesiredState())
+    with pytest.raises(OSError, match="Resource temporarily unavailable"):
+        repair(options, _InstallerNeverCalled, _ProbeCannotStart())
+    assert tree_digest(str(venv)) == before
+    journal = Journal(state_dir_of(str(venv)))
+    assert journal.open_batch() is None
+    state = state_dir_of(str(venv))
+    assert sorted(os.listdir(state)) == ["journal.prev.jsonl", "lock", "snapshots"]  # no pycache, no open journal
+    assert os.listdir(os.path.join(state, "snapshots")) == []
+    with open(os.path.join(state, "journal.prev.jsonl")) as handle:
+        records = [json.loads(line) for line in handle]
+    assert [(r["phase"], r.get("reason")) for r in records] == [
+        ("begin", None), ("snapshot", None), ("rollback", "the test before batch 1 did not run"), ("done", None)]
