@@ -21,7 +21,7 @@ from ansible_collections.gpuops.cuda_venv.plugins.module_utils._diagnose import 
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._findings import ERROR, is_healthy, summarize
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._journal import Journal
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._observe import (
-    FactsOptions, loader_config, observe, probe_venv, without_probe)
+    FactsOptions, import_name, loader_config, observe, probe_venv, without_probe)
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._plan import DesiredState, Plan, make_plan, predicted_inventory
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._probe import run_check
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._record_check import check_all
@@ -32,7 +32,7 @@ from ansible_collections.gpuops.cuda_venv.plugins.module_utils._snapshot import 
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._venv_lock import VenvLock
 
 STATE_DIR = ".cuda_venv"
-# The probes' bytecode cache, inside the state dir (never in site-packages); removed when the run ends.
+# The probes' bytecode cache when the venv has none of its own (see _probe_pycache); removed when the run ends.
 PYCACHE_DIR = "pycache"
 MAX_ROUNDS = 3
 
@@ -115,21 +115,24 @@ def repair(options: RepairOptions, make_backend: Callable[[], object], runner, s
     run = _Run(options, make_backend, runner, tuple(secrets))
     with VenvLock(state_dir, timeout=options.lock_timeout) as lock:
         run.lock_fd = lock.fileno()
-        pycache = os.path.join(state_dir, PYCACHE_DIR)
-        run.options = dataclasses.replace(options, facts=dataclasses.replace(options.facts, pycache=pycache))
         try:
-            return _converge(run, root, state_dir, dataclasses.replace(static, pycache=pycache))
+            return _converge(run, root, state_dir, static)
         finally:
-            shutil.rmtree(pycache, ignore_errors=True)
+            shutil.rmtree(os.path.join(state_dir, PYCACHE_DIR), ignore_errors=True)
 
 
 def _converge(run, root: str, state_dir: str, static: FactsOptions) -> dict:
     """Under the lock: recover, plan, run the batches (re-planning up to MAX_ROUNDS times), report."""
-    options, runner = run.options, run.runner
+    runner = run.runner
     recovered = recover(root, state_dir)
     loader = loader_config(runner, static.ld_library_path)  # the node's loader does not change during a run
     run.loader = loader
     before = observe(static, runner, loader)
+    pycache = _probe_pycache(before, state_dir)
+    if pycache:
+        run.options = dataclasses.replace(run.options, facts=dataclasses.replace(run.options.facts, pycache=pycache))
+        before = dataclasses.replace(before, options=dataclasses.replace(before.options, pycache=pycache))
+    options = run.options
     findings = diagnose(before)
     plan = make_plan(before, findings, options.desired)
     if plan.empty:
@@ -160,6 +163,21 @@ def _converge(run, root: str, state_dir: str, static: FactsOptions) -> dict:
     journal.reset()
     after = without_probe(current)  # nothing changed since the last batch's observation
     return _result(options, before, after, plan_seen, run, recovered, probe_obs=current)
+
+
+def _probe_pycache(obs, state_dir: str) -> Optional[str]:
+    """Where the probes keep their bytecode: None when the anchor's package already has some (pip compiles at
+    install; the probes read it and write none, ``-B``), else a folder in the state dir (uv does not compile by
+    default: only the first probe compiles, and the venv's sources get no ``__pycache__``)."""
+    package = import_name(obs.options.anchor, obs.distributions)
+    for site in obs.site_packages:
+        cache = os.path.join(site, package, "__pycache__")
+        try:
+            if any(name.startswith("__init__.") and name.endswith(".pyc") for name in os.listdir(cache)):
+                return None
+        except OSError:
+            continue
+    return os.path.join(state_dir, PYCACHE_DIR)
 
 
 def _baseline(before, options, runner):

@@ -5,6 +5,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import os
 import subprocess
@@ -16,7 +17,8 @@ from ansible_collections.gpuops.cuda_venv.plugins.module_utils._journal import J
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._observe import FactsOptions
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._plan import Action, DesiredState
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._repair import (
-    RepairOptions, _command_groups, _diff_side, _Health, _regression, file_state, inventory, repair, state_dir_of)
+    RepairOptions, _command_groups, _diff_side, _Health, _probe_pycache, _regression, file_state, inventory, repair,
+    state_dir_of)
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._runner import SubprocessRunner
 from ansible_collections.gpuops.cuda_venv.tests.unit.plugins.module_utils import observations as O
 from ansible_collections.gpuops.cuda_venv.tests.unit.plugins.module_utils.test_distributions import make_dist
@@ -156,3 +158,19 @@ def test_a_baseline_test_that_cannot_run_closes_the_first_batch_before_anything_
         records = [json.loads(line) for line in handle]
     assert [(r["phase"], r.get("reason")) for r in records] == [
         ("begin", None), ("snapshot", None), ("rollback", "the test before batch 1 did not run"), ("done", None)]
+
+
+@pytest.mark.parametrize("bytecode, expected", [
+    ({"torch/__pycache__/__init__.cpython-311.pyc": b"pyc"}, None),  # pip compiled it: the probes read it (-B)
+    ({"torch/__init__.py": b""}, "pycache"),  # uv does not compile: the probes keep theirs in the state dir
+    ({"torch/__pycache__/version.cpython-311.pyc": b"pyc"}, "pycache"),  # the package's own is what counts
+    ({}, "pycache"),  # no package folder at all
+])
+def test_probe_pycache_reads_the_venvs_bytecode_when_the_anchor_has_some(tmp_path, bytecode, expected):
+    site = tmp_path / "site-packages"
+    for relative, data in bytecode.items():
+        (site / relative).parent.mkdir(parents=True, exist_ok=True)
+        (site / relative).write_bytes(data)
+    obs = dataclasses.replace(O.contaminated(), site_packages=(str(tmp_path / "lib64-site"), str(site)))
+    state = str(tmp_path / ".cuda_venv")
+    assert _probe_pycache(obs, state) == (None if expected is None else os.path.join(state, expected))
