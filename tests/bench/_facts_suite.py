@@ -68,5 +68,9 @@ def run(bench: FactsBench, log=print) -> Tuple[Table, FileSet]:
               timed("sha256sum", [cmd.sha256sum(files, jobs)]), "limit")
     table.add("hash", "facts, hash (sha256 of every file + import probe)",
               timed("facts hash", [cmd.facts(bench.venv, "hash", bench.anchor, bench.repo)]), "limit", HASH_GOAL)
+    if bench.probe_floor:
+        table.add("hash-static", "facts, hash, `probe: false` (the engine's hashing, no import beside it)",
+                  timed("facts hash no probe", [cmd.facts(bench.venv, "hash", bench.anchor, bench.repo, probe=False)]),
+                  "limit")
     table.notes.append("Anchor `%s`; %s; %s." % (bench.anchor, files.describe(), throughput.describe()))
     return table, files
