@@ -319,16 +319,13 @@ def _regression(before: _Health, after: _Health) -> Optional[str]:
 
 
 def _static_options(facts: FactsOptions) -> FactsOptions:
-    return FactsOptions(path=facts.path, anchor=facts.anchor, probe=False, verify=facts.verify,
-                        ld_library_path=facts.ld_library_path, probe_timeout=facts.probe_timeout, gpu=False,
-                        roots=facts.roots)
+    """The user's facts options without the import probe and NVML: what planning reads."""
+    return dataclasses.replace(facts, probe=False, gpu=False)
 
 
 def _with_probe(options, runner, loader):
-    facts = options.facts
-    return observe(FactsOptions(path=facts.path, anchor=facts.anchor, probe=options.probe, verify=facts.verify,
-                                ld_library_path=facts.ld_library_path, probe_timeout=facts.probe_timeout,
-                                gpu=False, roots=facts.roots, pycache=facts.pycache), runner, loader)
+    """The venv read again after a batch, probed when the repair probes (never NVML)."""
+    return observe(dataclasses.replace(options.facts, probe=options.probe, gpu=False), runner, loader)
 
 
 def _check_result(options, obs, root) -> dict:
