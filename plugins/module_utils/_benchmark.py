@@ -25,6 +25,7 @@ from dataclasses import dataclass
 from typing import Dict, List, Optional, Sequence, Tuple
 
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils import _runner
+from ansible_collections.gpuops.cuda_venv.plugins.module_utils._errors import CudaVenvError
 
 MARKER = "CUDA_VENV_BENCHMARK "
 
@@ -149,7 +150,7 @@ main()
 '''
 
 
-class BenchmarkError(ValueError):
+class BenchmarkError(CudaVenvError, ValueError):
     """Bad input (options, baseline, regex) or output that cannot be read; the message names it."""
 
 

@@ -24,6 +24,8 @@ from dataclasses import dataclass
 from functools import lru_cache
 from typing import Dict, Optional, Tuple
 
+from ansible_collections.gpuops.cuda_venv.plugins.module_utils._errors import CudaVenvError
+
 ELFCLASS32 = 1
 ELFCLASS64 = 2
 ELFDATA2LSB = 1
@@ -67,7 +69,7 @@ _PHDR_FIELDS = {32: (0, 1, 2, 4), 64: (0, 2, 3, 5)}
 _SO_NAME = re.compile(r"^[^/]+\.so(\.[0-9]+)*$")
 
 
-class ElfError(Exception):
+class ElfError(CudaVenvError):
     """A file the loader would refuse; ``str()`` reads like the loader's message.
 
     ``reason`` is the bare message ("file too short"), ``path`` the file, and

@@ -16,6 +16,8 @@ from __future__ import annotations
 
 import traceback
 
+from ansible_collections.gpuops.cuda_venv.plugins.module_utils._errors import CudaVenvError
+
 try:
     import pynvml
 except ImportError:
@@ -32,7 +34,7 @@ MINIMUM_DRIVER = {11: "450", 12: "525", 13: "580"}
 _MIB = 1024 * 1024
 
 
-class GpuError(ValueError):
+class GpuError(CudaVenvError, ValueError):
     """A CUDA version string that cannot be read, or a CUDA major with no known driver rule."""
 
 

@@ -34,6 +34,7 @@ from dataclasses import dataclass
 from typing import Iterable, Mapping, Optional, Sequence
 from urllib.parse import unquote, urlsplit
 
+from ansible_collections.gpuops.cuda_venv.plugins.module_utils._errors import CudaVenvError
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._redact import redact, redact_result
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._runner import C_LOCALE
 
@@ -47,7 +48,7 @@ _NAME = re.compile(r"\s*([A-Za-z0-9](?:[A-Za-z0-9._-]*[A-Za-z0-9])?)")
 _ARCHIVE_SUFFIXES = (".whl", ".zip", ".tar.gz", ".tgz", ".tar.bz2")
 
 
-class InstallerError(Exception):
+class InstallerError(CudaVenvError):
     """A backend cannot be used or was given a bad request."""
 
 

@@ -19,13 +19,15 @@ import random
 import time
 from typing import List, Optional
 
+from ansible_collections.gpuops.cuda_venv.plugins.module_utils._errors import CudaVenvError
+
 JOURNAL_NAME = "journal.jsonl"
 PREVIOUS_NAME = "journal.prev.jsonl"
 PHASES = ("begin", "snapshot", "apply", "action", "probe", "commit", "rollback", "done")
 CLOSING_PHASES = ("commit", "rollback")
 
 
-class JournalError(Exception):
+class JournalError(CudaVenvError):
     """The journal is unreadable or was used out of order."""
 
 

@@ -25,13 +25,14 @@ from typing import Dict, List, Optional, Sequence, Set, Tuple
 
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils import _cuda_knowledge as cuda
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils import _findings as F
+from ansible_collections.gpuops.cuda_venv.plugins.module_utils._errors import CudaVenvError
 
 PRUNE_MODES = ("cuda", "none", "all")
 # Never pruned by prune=all: the installer itself and the build basics a venv is created with.
 _SEED = frozenset(("pip", "setuptools", "wheel", "uv"))
 
 
-class PlanError(Exception):
+class PlanError(CudaVenvError):
     """The desired state contradicts itself or the venv (message names the input)."""
 
 

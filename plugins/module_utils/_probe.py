@@ -29,6 +29,7 @@ from dataclasses import dataclass, field
 from typing import Optional, Sequence, Union
 
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils import _runner
+from ansible_collections.gpuops.cuda_venv.plugins.module_utils._errors import CudaVenvError
 
 MARKER = "CUDA_VENV_PROBE "
 
@@ -207,7 +208,7 @@ main()
 '''
 
 
-class ProbeError(ValueError):
+class ProbeError(CudaVenvError, ValueError):
     """Bad input to a probe (not a failed probe: that is a result)."""
 
 

@@ -20,6 +20,7 @@ import os
 from typing import List, Optional
 
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._crash_points import crash_point
+from ansible_collections.gpuops.cuda_venv.plugins.module_utils._errors import CudaVenvError
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._journal import Journal
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._snapshot import (
     Changes,
@@ -36,7 +37,7 @@ MODIFYING_PHASES = ("apply", "action", "probe")
 LISTED_PATHS = 20
 
 
-class RecoveryError(Exception):
+class RecoveryError(CudaVenvError):
     """An interrupted batch cannot be rolled back."""
 
 

@@ -18,6 +18,7 @@ from typing import Callable, Dict, List, Optional, Sequence, Tuple
 
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._crash_points import crash_point
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._diagnose import diagnose
+from ansible_collections.gpuops.cuda_venv.plugins.module_utils._errors import CudaVenvError
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._findings import ERROR, is_healthy, summarize
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._journal import Journal
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._observe import (
@@ -37,12 +38,8 @@ PYCACHE_DIR = "pycache"
 MAX_ROUNDS = 3
 
 
-class RepairFailed(Exception):
+class RepairFailed(CudaVenvError):
     """A batch failed and was restored; carries the partial result."""
-
-    def __init__(self, message: str, result: dict):
-        super().__init__(message)
-        self.result = result
 
 
 @dataclass(frozen=True)

@@ -27,6 +27,7 @@ import time
 from typing import Dict, Iterable, List, NamedTuple, Optional
 
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._crash_points import crash_point
+from ansible_collections.gpuops.cuda_venv.plugins.module_utils._errors import CudaVenvError
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._journal import fsync_dir
 
 MANIFEST_NAME = "manifest.json"
@@ -36,7 +37,7 @@ MANIFEST_FORMAT = 1
 TMP_PREFIX = ".cuda_venv-restore-"
 
 
-class SnapshotError(Exception):
+class SnapshotError(CudaVenvError):
     """A snapshot cannot be taken, read or restored."""
 
 

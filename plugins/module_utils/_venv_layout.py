@@ -18,12 +18,14 @@ import re
 from dataclasses import dataclass
 from typing import Optional
 
+from ansible_collections.gpuops.cuda_venv.plugins.module_utils._errors import CudaVenvError
+
 # pyvenv.cfg is a few hundred bytes; anything much larger is not one.
 _CFG_LIMIT = 64 * 1024
 _VERSION = re.compile(r"^(\d+\.\d+(?:\.\d+)?)")
 
 
-class VenvError(Exception):
+class VenvError(CudaVenvError):
     """A path that cannot be read as a virtual environment."""
 
 

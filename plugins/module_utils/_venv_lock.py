@@ -22,11 +22,13 @@ import socket
 import time
 from typing import Callable, Optional
 
+from ansible_collections.gpuops.cuda_venv.plugins.module_utils._errors import CudaVenvError
+
 LOCK_NAME = "lock"
 STATE_DIR_MODE = 0o700
 
 
-class LockError(Exception):
+class LockError(CudaVenvError):
     """The venv's lock cannot be taken."""
 
 

@@ -193,9 +193,10 @@ from ansible.module_utils.basic import AnsibleModule
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._benchmark import (
     IMPORT_FAILED, MEASURED, NO_GPU, BenchmarkError, BenchmarkSpec, baseline_metrics, compare, compile_throughput_regex,
     extract_throughput, load_baseline, mismatches, run_benchmark, stored_record, summary, venv_python)
+from ansible_collections.gpuops.cuda_venv.plugins.module_utils._errors import CudaVenvError
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._probe import run_check
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._runner import SubprocessRunner
-from ansible_collections.gpuops.cuda_venv.plugins.module_utils._venv_layout import VenvError, read_layout
+from ansible_collections.gpuops.cuda_venv.plugins.module_utils._venv_layout import read_layout
 
 ARGUMENT_SPEC = dict(
     path=dict(type="path", required=True),
@@ -290,7 +291,7 @@ def main():
         result["baseline"] = baseline_metrics(baseline_record)
         measured = run_benchmark(venv_python(layout.root), spec, runner, ld_library_path=params["ld_library_path"],
                                  timeout=params["timeout"])
-    except (VenvError, BenchmarkError) as exc:
+    except CudaVenvError as exc:
         module.fail_json(msg=str(exc), **result)
     result.update(device=measured.device, versions=measured.versions)
     if measured.status == NO_GPU:

@@ -192,11 +192,11 @@ from ansible.module_utils.basic import AnsibleModule, missing_required_lib
 
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._requirements import (
     HAS_PACKAGING, PACKAGING_IMPORT_ERROR)
+from ansible_collections.gpuops.cuda_venv.plugins.module_utils._errors import CudaVenvError
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._facts_report import gather_facts
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._observe import FactsOptions
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._probe import library_path_problems
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._runner import SubprocessRunner
-from ansible_collections.gpuops.cuda_venv.plugins.module_utils._venv_layout import VenvError
 
 ARGUMENT_SPEC = dict(
     path=dict(type="path", required=True),
@@ -224,8 +224,8 @@ def main():
         ld_library_path=tuple(params["ld_library_path"]), probe_timeout=params["probe_timeout"], gpu=params["gpu"])
     try:
         facts = gather_facts(options, SubprocessRunner())
-    except VenvError as exc:
-        module.fail_json(msg=str(exc))
+    except CudaVenvError as exc:
+        module.fail_json(msg=str(exc), **exc.result)
     module.exit_json(changed=False, ansible_facts={"cuda_venv": facts})
 
 

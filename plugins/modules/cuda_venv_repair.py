@@ -217,21 +217,17 @@ import re
 
 from ansible.module_utils.basic import AnsibleModule, missing_required_lib
 
-from ansible_collections.gpuops.cuda_venv.plugins.module_utils._installers import (
-    InstallerError, WheelSources, select_backend)
+from ansible_collections.gpuops.cuda_venv.plugins.module_utils._errors import CudaVenvError
+from ansible_collections.gpuops.cuda_venv.plugins.module_utils._installers import WheelSources, select_backend
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._observe import FactsOptions
-from ansible_collections.gpuops.cuda_venv.plugins.module_utils._plan import DesiredState, PlanError
+from ansible_collections.gpuops.cuda_venv.plugins.module_utils._plan import DesiredState
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._redact import redact
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._probe import library_path_problems
-from ansible_collections.gpuops.cuda_venv.plugins.module_utils._repair import RepairFailed, RepairOptions, repair
+from ansible_collections.gpuops.cuda_venv.plugins.module_utils._repair import RepairOptions, repair
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._requirements import (
     HAS_PACKAGING, PACKAGING_IMPORT_ERROR, parse_requirement)
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._runner import SubprocessRunner
-from ansible_collections.gpuops.cuda_venv.plugins.module_utils._venv_layout import VenvError, read_layout
-from ansible_collections.gpuops.cuda_venv.plugins.module_utils._journal import JournalError
-from ansible_collections.gpuops.cuda_venv.plugins.module_utils._recovery import RecoveryError
-from ansible_collections.gpuops.cuda_venv.plugins.module_utils._snapshot import SnapshotError
-from ansible_collections.gpuops.cuda_venv.plugins.module_utils._venv_lock import LockError
+from ansible_collections.gpuops.cuda_venv.plugins.module_utils._venv_layout import read_layout
 
 ARGUMENT_SPEC = dict(
     path=dict(type="path", required=True),
@@ -310,9 +306,7 @@ def main():
             probe=params["probe"], probe_command=tuple(params["probe_command"]), batch=params["batch"],
             lock_timeout=params["lock_timeout"], check_mode=module.check_mode, diff=module._diff)
         result = repair(options, make_backend, runner, secrets)
-    except (VenvError, PlanError, InstallerError, LockError, JournalError, RecoveryError, SnapshotError) as exc:
-        module.fail_json(msg=redact(str(exc), secrets))
-    except RepairFailed as exc:
+    except CudaVenvError as exc:
         module.fail_json(msg=redact(str(exc), secrets), **exc.result)
     module.exit_json(**result)
 
