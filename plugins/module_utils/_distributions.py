@@ -20,7 +20,7 @@ from dataclasses import dataclass
 from email.parser import Parser
 from typing import Optional
 
-from ansible_collections.gpuops.cuda_venv.plugins.module_utils._venv_layout import VenvError, confine, real_path
+from ansible_collections.gpuops.cuda_venv.plugins.module_utils._venv_layout import VenvError, confine, confine_folder
 
 _MIB = 1024 * 1024
 METADATA_LIMIT = _MIB
@@ -100,7 +100,6 @@ def locate_entries(dists, venv_root: str) -> dict:
     for every entry of every distribution, each directory normalised and confined once (one pass shares it)."""
     root = os.path.normpath(os.path.abspath(venv_root))
     real = {}  # path -> realpath, shared with entry_location's cache
-    real_root = _cached_realpath(root, real)
     folders: dict = {}  # (site-packages, RECORD dirname) -> confined absolute folder, or None
     located = {}
     for dist in dists:
@@ -112,12 +111,7 @@ def locate_entries(dists, venv_root: str) -> dict:
                 continue
             key = (dist.site_packages, head)
             if key not in folders:
-                raw = os.path.join(root, dist.site_packages, head)
-                folder = os.path.normpath(raw)
-                inside = _within(folder, root) and _within(_cached_realpath(folder, real), real_root)
-                if inside and ".." in head.split("/"):  # 'link/..' is the parent of link's target: follow it
-                    inside = _within(_cached_realpath(raw, real), real_root)
-                folders[key] = folder if inside else None
+                folders[key] = confine_folder(os.path.join(root, dist.site_packages, head), root, real)
             folder = folders[key]
             if folder is None:
                 rows.append((entry, None, "RECORD entry '%s' leaves the venv" % entry.path))
@@ -125,14 +119,6 @@ def locate_entries(dists, venv_root: str) -> dict:
                 rows.append((entry, os.path.join(folder, name), None))
         located[dist.dist_info] = rows
     return located
-
-
-def _within(path: str, root: str) -> bool:
-    return path == root or path.startswith(root.rstrip(os.sep) + os.sep)
-
-
-def _cached_realpath(path: str, cache: dict) -> str:
-    return real_path(path, cache) if os.path.isabs(path) else os.path.realpath(path)
 
 
 def _read_dist_info(path: str, site: str) -> Distribution:

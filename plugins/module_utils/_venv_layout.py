@@ -113,24 +113,34 @@ def _inside(path: str, root: str) -> bool:
 def confine(path: str, root: str, cache: Optional[dict] = None) -> Optional[str]:
     """``path`` (relative paths are taken from ``root``) normalised, or None when it leaves ``root``.
 
-    It leaves ``root`` when its normalised form is outside it, or when the real
-    path of its parent directory is outside ``realpath(root)`` (a symlinked
-    parent). The last component itself is not resolved: removing a symlink
-    removes the link, inside the venv. ``cache`` (a dict the caller keeps for
-    one pass over many paths) resolves each directory once.
+    It leaves ``root`` when its normalised form is outside it or is ``root`` itself, or when its parent
+    directory leaves it (``confine_folder``). The last component itself is not resolved: removing a symlink
+    removes the link, inside the venv. ``cache`` (a dict the caller keeps for one pass over many paths)
+    resolves each directory once.
     """
     root = os.path.normpath(os.path.abspath(root))
     raw = os.path.join(root, path)
     full = os.path.normpath(raw)
     if full == root or not _inside(full, root):
         return None
+    return full if confine_folder(os.path.dirname(raw), root, cache) is not None else None
+
+
+def confine_folder(raw: str, root: str, cache: Optional[dict] = None) -> Optional[str]:
+    """The absolute folder ``raw`` (joined, not yet normalised) normalised, or None when it leaves the
+    normalised absolute ``root``: its normalised form is outside it, or its real path is outside
+    ``realpath(root)`` (a symlinked folder). The one confinement rule of the collection: every RECORD path
+    the engine reads, deletes or lets an installer write passes through here."""
+    folder = os.path.normpath(raw)
+    if not _inside(folder, root):
+        return None
     real_root = _realpath(root, cache)
-    if not _inside(_realpath(os.path.dirname(full), cache), real_root):
+    if not _inside(_realpath(folder, cache), real_root):
         return None
     # normpath folds 'link/..' without following 'link': the kernel follows it, so must we
-    if ".." in path.split("/") and not _inside(_realpath(os.path.dirname(raw), cache), real_root):
+    if ".." in raw.split("/") and not _inside(_realpath(raw, cache), real_root):
         return None
-    return full
+    return folder
 
 
 def _realpath(path: str, cache: Optional[dict]) -> str:
