@@ -12,13 +12,19 @@ a list of findings; ``diagnose`` runs them all and orders the result.
 from __future__ import annotations
 
 import os
+import re
 from typing import Dict, List, Optional
 
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils import _cuda_knowledge as cuda
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils import _findings as F
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._findings import Finding
+from ansible_collections.gpuops.cuda_venv.plugins.module_utils._gpu import (
+    COMPATIBLE, MINOR_BEHIND, GpuError, driver_compatibility, minimum_driver_for)
+from ansible_collections.gpuops.cuda_venv.plugins.module_utils._repair_scope import cuda_scope
 
 _EXAMPLES = 3
+_LIBRARIES = 8
+_SHARED_OBJECT = re.compile(r"\.so(\.[0-9]+)*$")
 
 
 def diagnose(obs) -> List[Finding]:
@@ -60,6 +66,7 @@ def record_outside_venv(obs) -> List[Finding]:
 
 def missing_files(obs) -> List[Finding]:
     findings = []
+    scope = cuda_scope(obs)
     for dist in obs.distributions:
         state = obs.file_states.get(dist.dist_info)
         if not state or not state.missing:
@@ -67,19 +74,20 @@ def missing_files(obs) -> List[Finding]:
         payload = [e.path for e in dist.entries if ".dist-info/" not in e.path and not e.path.endswith(".pyc")]
         total = max(len(payload), len(state.missing))
         partner = _partner_cause(obs, dist)
-        message = "%s: %d of %d files listed in RECORD are missing%s, e.g. %s." % (
+        message = "%s: %d of %d files listed in RECORD are missing%s: %s." % (
             dist.label, len(state.missing), total,
             " (metadata-only: only its dist-info is left)" if set(payload) <= set(state.missing) else "",
-            ", ".join(state.missing[:_EXAMPLES]))
+            describe_paths(state.missing))
         if partner:
             message += " %s installs the same paths; uninstalling it deletes these files." % partner
-        findings.append(Finding(F.RECORD_MISSING_FILES, F.ERROR, dist.label, message, _reinstall_fix(obs, dist),
-                                {"missing": list(state.missing), "count": len(state.missing)}))
+        findings.append(_record_finding(obs, F.RECORD_MISSING_FILES, dist, scope, message,
+                                        {"missing": list(state.missing), "count": len(state.missing)}))
     return findings
 
 
 def modified_files(obs) -> List[Finding]:
     findings = []
+    scope = cuda_scope(obs)
     on_disk = {c.path: c.on_disk for c in obs.conflicts}
     for dist in obs.distributions:
         state = obs.file_states.get(dist.dist_info)
@@ -87,14 +95,26 @@ def modified_files(obs) -> List[Finding]:
             continue
         writers = sorted({on_disk[p] for p in state.modified if on_disk.get(p) not in (None, "none", dist.label)})
         how = "sha256" if obs.options.verify == "hash" else "size"
-        message = "%s: %d file(s) differ from RECORD (%s), e.g. %s." % (
-            dist.label, len(state.modified), how, ", ".join(state.modified[:_EXAMPLES]))
+        message = "%s: %d file(s) differ from RECORD (%s): %s." % (
+            dist.label, len(state.modified), how, describe_paths(state.modified))
         if writers:
             message += " They hold the bytes of %s." % ", ".join(writers)
-        findings.append(Finding(F.RECORD_MODIFIED_FILES, F.ERROR, dist.label, message, _reinstall_fix(obs, dist),
-                                {"modified": list(state.modified), "count": len(state.modified),
-                                 "overwritten_by": writers}))
+        findings.append(_record_finding(obs, F.RECORD_MODIFIED_FILES, dist, scope, message,
+                                        {"modified": list(state.modified), "count": len(state.modified),
+                                         "overwritten_by": writers}))
     return findings
+
+
+def _record_finding(obs, code: str, dist, scope: Dict[str, str], message: str, details: dict) -> Finding:
+    """An error for a distribution the CUDA repair reinstalls; a warning for one outside its scope, whose
+    differences no other wheel made (a hand edit): the repair leaves it unless asked (revert_edits)."""
+    if dist.key in scope:
+        return Finding(code, F.ERROR, dist.label, message, _reinstall_fix(obs, dist), details)
+    message += (" No other wheel wrote them and %s is outside the CUDA stack: if they are your own edits, "
+                "cuda_venv_repair leaves them as they are." % dist.name)
+    fix = ("To revert them: pip install --force-reinstall --no-deps '%s==%s' (or cuda_venv_repair with "
+           "revert_edits: true)." % (dist.name, dist.version))
+    return Finding(code, F.WARNING, dist.label, message, fix, dict(details, outside_cuda_scope=True))
 
 
 def ownership_conflicts(obs) -> List[Finding]:
@@ -106,8 +126,8 @@ def ownership_conflicts(obs) -> List[Finding]:
     findings = []
     for owners, conflicts in sorted(groups.items()):
         holders = sorted({c.on_disk for c in conflicts if c.on_disk and c.on_disk != "none"})
-        message = "%d path(s) are listed in the RECORD of %s, e.g. %s; uninstalling one deletes the other's files." % (
-            len(conflicts), " and ".join(owners), ", ".join(c.path for c in conflicts[:_EXAMPLES]))
+        message = "%s list the same %s in their RECORD. Uninstalling one deletes the other's files." % (
+            " and ".join(owners), describe_paths([c.path for c in conflicts]))
         if holders:
             message += " The bytes on disk are %s's." % ", ".join(holders)
         findings.append(Finding(
@@ -340,19 +360,66 @@ def _loaded_from_outside(obs, loaded) -> List[Finding]:
 
 
 def driver_too_old(obs) -> List[Finding]:
+    """CUDA's compatibility rules: a driver of the build's major but an older minor runs it (minor version
+    compatibility) with limits, a warning; a driver of an older major cannot, an error."""
     gpu = obs.gpu or {}
     if not gpu.get("available") or not gpu.get("max_cuda"):
         return []
     needed = (obs.probe.versions.get("cuda") if obs.probe and obs.probe.versions else None) or _anchor_cuda(obs)
     if not needed:
         return []
-    if _version_tuple(needed) <= _version_tuple(gpu["max_cuda"]):
+    try:
+        verdict = driver_compatibility(gpu["max_cuda"], str(needed))
+        minimum = minimum_driver_for(str(needed))
+    except GpuError:
         return []
-    return [Finding(F.DRIVER_TOO_OLD, F.ERROR, "driver %s" % gpu.get("driver_version"),
-                    "The driver supports CUDA up to %s but %s is built for CUDA %s." % (
-                        gpu["max_cuda"], obs.options.anchor, needed),
-                    "Upgrade the host's NVIDIA driver or install a build of %s for CUDA %s." % (
-                        obs.options.anchor, gpu["max_cuda"]))]
+    if verdict == COMPATIBLE:
+        return []
+    subject = "driver %s" % gpu.get("driver_version")
+    if verdict == MINOR_BEHIND:
+        return [Finding(F.DRIVER_TOO_OLD, F.WARNING, subject,
+                        "The driver supports CUDA up to %s and %s is built for CUDA %s: minor version compatibility "
+                        "runs it, but what needs the newer minor may fail (PTX JIT of kernels built for %s, APIs "
+                        "added after %s)." % (gpu["max_cuda"], obs.options.anchor, needed, needed, gpu["max_cuda"]),
+                        "Upgrade the host's NVIDIA driver to one that supports CUDA %s, or install a build of %s "
+                        "for CUDA %s." % (needed, obs.options.anchor, gpu["max_cuda"]),
+                        {"max_cuda": gpu["max_cuda"], "needed": str(needed), "minimum_driver": minimum})]
+    return [Finding(F.DRIVER_TOO_OLD, F.ERROR, subject,
+                    "The driver supports CUDA up to %s but %s is built for CUDA %s: a CUDA %s build needs driver "
+                    "%s or newer." % (gpu["max_cuda"], obs.options.anchor, needed, str(needed).split(".")[0], minimum),
+                    "Upgrade the host's NVIDIA driver (>= %s) or install a build of %s for CUDA %s." % (
+                        minimum, obs.options.anchor, gpu["max_cuda"]),
+                    {"max_cuda": gpu["max_cuda"], "needed": str(needed), "minimum_driver": minimum})]
+
+
+def venv_moved(obs) -> List[Finding]:
+    scripts = obs.scripts
+    if scripts is None or not scripts.relocated:
+        return []
+    paths = sorted(p for moved in scripts.relocated.values() for p in moved)
+    former = " from %s" % ", ".join(scripts.former_roots) if scripts.former_roots else ""
+    return [Finding(F.VENV_MOVED, F.INFO, obs.layout.root,
+                    "The venv was moved%s to %s: %d console script(s) differ from RECORD only in a shebang that names "
+                    "this venv's interpreter (%s); nothing is damaged." % (
+                        former, obs.layout.root, len(paths), ", ".join(os.path.basename(p) for p in paths[:_EXAMPLES])),
+                    None, {"scripts": paths, "former_roots": list(scripts.former_roots)})]
+
+
+def script_interpreter_missing(obs) -> List[Finding]:
+    scripts = obs.scripts
+    if scripts is None:
+        return []
+    by_interpreter: Dict[str, list] = {}
+    for label, path, interpreter in scripts.interpreter_missing:
+        by_interpreter.setdefault(interpreter, []).append((label, path))
+    python = obs.layout.python
+    return [Finding(F.SCRIPT_INTERPRETER_MISSING, F.WARNING, interpreter,
+                    "%d console script(s) start with #!%s, which does not exist (was the venv moved?): %s fail to "
+                    "start." % (len(items), interpreter, ", ".join(p for _l, p in items[:_EXAMPLES])),
+                    "Point their shebangs at this venv: sed -i '1s|^#!%s|#!%s|' %s" % (
+                        interpreter, python, " ".join(os.path.join(obs.layout.root, p) for _l, p in items)),
+                    {"scripts": [p for _l, p in items], "distributions": sorted({l for l, _p in items})})
+            for interpreter, items in sorted(by_interpreter.items())]
 
 
 def invalid_elves(obs) -> List[Finding]:
@@ -372,7 +439,8 @@ def invalid_elves(obs) -> List[Finding]:
 
 RULES = (python_unusable, anchor_missing, dist_info_invalid, record_outside_venv, missing_files, modified_files,
          ownership_conflicts, duplicates, mixed_majors, requirement_problems, unresolved_sonames, system_fallbacks,
-         import_failed, runtime_mismatch, unrequired_cuda, driver_too_old, invalid_elves)
+         import_failed, runtime_mismatch, unrequired_cuda, driver_too_old, invalid_elves, venv_moved,
+         script_interpreter_missing)
 
 
 # --- helpers -------------------------------------------------------------------------------------------------
@@ -454,5 +522,19 @@ def _pin_text(edge) -> str:
     return edge.requirement.split(";", 1)[0].strip()
 
 
-def _version_tuple(text: str):
-    return tuple(int(p) for p in str(text).split(".") if p.isdigit())
+def describe_paths(paths) -> str:
+    """Paths as a person reads them, the shared libraries at stake first: "22 paths, 8 of them shared libraries:
+    libcudnn.so.9, libcudnn_adv.so.9, ...; the rest e.g. nvidia/cudnn/include/cudnn.h, ..."."""
+    paths = list(paths)
+    libraries = [p for p in paths if _SHARED_OBJECT.search(os.path.basename(p))]
+    rest = [p for p in paths if p not in set(libraries)]
+    if not libraries:
+        return "%d path(s), e.g. %s" % (len(paths), ", ".join(paths[:_EXAMPLES]))
+    names = sorted({os.path.basename(p) for p in libraries}, key=lambda n: (len(n), n))
+    shown = ", ".join(names[:_LIBRARIES]) + (", ..." if len(names) > _LIBRARIES else "")
+    if not rest:
+        return "%d shared librar%s: %s" % (len(libraries), "y" if len(libraries) == 1 else "ies", shown)
+    text = "%d path(s), %d of them shared libraries: %s" % (len(paths), len(libraries), shown)
+    if rest:
+        text += "; the rest e.g. %s" % ", ".join(rest[:_EXAMPLES])
+    return text

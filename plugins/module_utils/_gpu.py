@@ -91,13 +91,24 @@ def cuda_version_text(value: int) -> str:
     return "%d.%d" % (value // 1000, (value % 1000) // 10)
 
 
-def driver_supports(max_cuda: str, needed_cuda: str) -> bool:
-    """Whether a driver whose newest CUDA is ``max_cuda`` runs a build for ``needed_cuda``.
+# driver_compatibility() verdicts
+COMPATIBLE = "compatible"
+MINOR_BEHIND = "minor_behind"
+MAJOR_BEHIND = "major_behind"
 
-    Same or newer major suffices (minor version compatibility): "12.4" runs
-    "12.8", "13.0" runs "12.8", "12.8" does not run "13.0".
+
+def driver_compatibility(max_cuda: str, needed_cuda: str) -> str:
+    """How a driver whose newest CUDA is ``max_cuda`` runs a build for ``needed_cuda`` (CUDA's compatibility rules).
+
+    COMPATIBLE: the driver's CUDA is the same or newer ("13.0" runs "12.8" and "13.0").
+    MINOR_BEHIND: same major, older minor ("12.4" for "12.8"): minor version compatibility runs it, but
+    features of the newer minor (PTX JIT of newer code, new APIs) may fail.
+    MAJOR_BEHIND: older major ("12.8" for "13.0"): the build cannot run.
     """
-    return parse_cuda_version(max_cuda)[0] >= parse_cuda_version(needed_cuda)[0]
+    have, need = parse_cuda_version(max_cuda), parse_cuda_version(needed_cuda)
+    if have >= need:
+        return COMPATIBLE
+    return MINOR_BEHIND if have[0] == need[0] else MAJOR_BEHIND
 
 
 def minimum_driver_for(cuda: str) -> str:

@@ -34,6 +34,7 @@ from ansible_collections.gpuops.cuda_venv.plugins.module_utils._record_check imp
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._requirements import (
     RequirementEdge, closure, marker_env_fallback)
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._runner import clean_env
+from ansible_collections.gpuops.cuda_venv.plugins.module_utils._scripts import ScriptCheck, check_scripts
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._venv_layout import VenvLayout, read_layout, real_path
 
 VERIFY_MODES = ("size", "hash")
@@ -88,6 +89,7 @@ class Observations:
     probe: Optional[ProbeResult]
     gpu: Optional[dict]
     owner_index: Dict[str, List[Distribution]] = field(default_factory=dict)
+    scripts: Optional[ScriptCheck] = None  # console scripts relocated or pointing at a missing interpreter
     digests: Dict[tuple, str] = field(default_factory=dict, repr=False)  # (path, algorithm) -> hashed
     static_conflicts: Optional[List[Conflict]] = field(default=None, repr=False)  # before the probe's say
 
@@ -131,6 +133,7 @@ def _read_disk(options, layout, interpreter, site_packages, dists, module, loade
     digests: dict = {}
     locations = locate_entries(dists, layout.root)
     file_states = check_all(dists, layout.root, options.verify, digests=digests, locations=locations)
+    file_states, scripts = check_scripts(dists, layout, locations, file_states)
     conflicts = find_conflicts(dists, layout.root, digests=digests, locations=locations)
     owner_index, unsafe = _index_owners(dists, locations)
     objects = _scan_objects(dists, locations)
@@ -149,7 +152,7 @@ def _read_disk(options, layout, interpreter, site_packages, dists, module, loade
         site_packages=site_packages, distributions=dists, file_states=file_states, conflicts=conflicts,
         majors=majors, objects=objects, unsafe_entries=unsafe, loader=loader, entry_points=entry_points,
         preloaded=preloaded, import_graph=import_graph, other_resolutions=other, requirements=requirements,
-        probe=None, gpu=gpu, owner_index=owner_index, digests=digests)
+        probe=None, gpu=gpu, owner_index=owner_index, digests=digests, scripts=scripts)
 
 
 def add_probe(obs: Observations, probe: ProbeResult) -> Observations:

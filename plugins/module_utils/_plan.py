@@ -26,6 +26,7 @@ from typing import Dict, List, Optional, Sequence, Set, Tuple
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils import _cuda_knowledge as cuda
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils import _findings as F
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._errors import CudaVenvError
+from ansible_collections.gpuops.cuda_venv.plugins.module_utils._repair_scope import cuda_scope
 
 PRUNE_MODES = ("cuda", "none", "all")
 # Never pruned by prune=all: the installer itself and the build basics a venv is created with.
@@ -42,6 +43,7 @@ class DesiredState:
     remove: Tuple[str, ...] = ()
     prune: str = "cuda"
     batch_size: int = 4
+    revert_edits: bool = False  # also reinstall distributions outside the CUDA scope whose files differ
 
 
 @dataclass(frozen=True)
@@ -93,7 +95,7 @@ def make_plan(obs, findings: Sequence, desired: DesiredState) -> Plan:
     declared = {e.name for e in obs.requirements} | {obs.options.anchor}
     removals = _removals(obs, desired, declared, by_key)
     installs, unfixable = _installs(obs)
-    damaged = _damaged(obs, findings, by_key)
+    damaged = _damaged(obs, findings, by_key, None if desired.revert_edits else cuda_scope(obs))
     co_owners = _co_owners(obs, removals, by_key)
     unfixable += _never_rewritten(by_key, damaged, co_owners, outside)
     units, replaced = _units(removals, damaged, co_owners, installs, by_key, outside)
@@ -195,12 +197,13 @@ def _co_owners(obs, removals: Dict[str, str], by_key) -> Dict[str, Set[str]]:
     return result
 
 
-def _damaged(obs, findings, by_key) -> Dict[str, str]:
-    """Kept distributions whose files are missing or modified -> reason."""
+def _damaged(obs, findings, by_key, scope: Optional[Dict[str, str]]) -> Dict[str, str]:
+    """Kept distributions whose files are missing or modified -> reason; only those in ``scope`` (see
+    _repair_scope) unless it is None: outside it, differences no other wheel made are the user's own edits."""
     damaged: Dict[str, str] = {}
     for dist in obs.distributions:
         state = obs.file_states.get(dist.dist_info)
-        if state is None or dist.key not in by_key:
+        if state is None or dist.key not in by_key or (scope is not None and dist.key not in scope):
             continue
         if state.missing:
             damaged[dist.key] = "%d file(s) missing (RECORD_MISSING_FILES)" % len(state.missing)

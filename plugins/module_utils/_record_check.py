@@ -67,6 +67,11 @@ def file_digest(path: str, algorithm: str = "sha256", buffer: Optional[bytearray
             if not count:
                 break
             digest.update(view[:count])
+    return record_digest(digest)
+
+
+def record_digest(digest) -> str:
+    """A hashlib object's digest as RECORD writes it: urlsafe base64 without padding."""
     return base64.urlsafe_b64encode(digest.digest()).decode("ascii").rstrip("=")
 
 

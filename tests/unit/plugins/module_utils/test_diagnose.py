@@ -10,6 +10,7 @@ from dataclasses import replace
 import pytest
 
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._diagnose import diagnose, identical_everywhere
+from ansible_collections.gpuops.cuda_venv.plugins.module_utils._findings import is_healthy
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._record_check import Conflict
 from ansible_collections.gpuops.cuda_venv.tests.unit.plugins.module_utils import observations as O
 from ansible_collections.gpuops.cuda_venv.tests.unit.plugins.module_utils.observations import (
@@ -49,9 +50,9 @@ def test_gutted_wheel_is_metadata_only_and_names_the_wheel_whose_uninstall_delet
     assert finding.as_dict() == {
         "code": "RECORD_MISSING_FILES", "severity": "error", "subject": "nvidia-nvshmem-cu12 3.3.20",
         "message": "nvidia-nvshmem-cu12 3.3.20: 3 of 3 files listed in RECORD are missing (metadata-only: only its "
-                   "dist-info is left), e.g. nvidia/nvshmem/include/nvshmem.h, nvidia/nvshmem/lib/libnvshmem_host.so.3, "
-                   "nvidia/nvshmem/lib/nvshmem_bootstrap_mpi.so.3. nvidia-nvshmem-cu13 installs the same paths; "
-                   "uninstalling it deletes these files.",
+                   "dist-info is left): 3 path(s), 2 of them shared libraries: libnvshmem_host.so.3, "
+                   "nvshmem_bootstrap_mpi.so.3; the rest e.g. nvidia/nvshmem/include/nvshmem.h. nvidia-nvshmem-cu13 "
+                   "installs the same paths; uninstalling it deletes these files.",
         "fix": "pip install --force-reinstall --no-deps 'nvidia-nvshmem-cu12==3.3.20' (or run cuda_venv_repair).",
         "details": {"missing": ["nvidia/nvshmem/include/nvshmem.h", "nvidia/nvshmem/lib/libnvshmem_host.so.3",
                                 "nvidia/nvshmem/lib/nvshmem_bootstrap_mpi.so.3"], "count": 3},
@@ -111,9 +112,9 @@ def test_contaminated_conflict_says_whose_bytes_are_on_disk():
     finding = only(diagnose(O.contaminated()), "FILE_OWNERSHIP_CONFLICT",
                    "nvidia-nccl-cu12 2.27.5 & nvidia-nccl-cu13 2.30.7")
     assert finding.message == (
-        "2 path(s) are listed in the RECORD of nvidia-nccl-cu12 2.27.5 and nvidia-nccl-cu13 2.30.7, e.g. "
-        "nvidia/nccl/include/nccl.h, nvidia/nccl/lib/libnccl.so.2; uninstalling one deletes the other's files. "
-        "The bytes on disk are nvidia-nccl-cu13 2.30.7's.")
+        "nvidia-nccl-cu12 2.27.5 and nvidia-nccl-cu13 2.30.7 list the same 2 path(s), 1 of them shared libraries: "
+        "libnccl.so.2; the rest e.g. nvidia/nccl/include/nccl.h in their RECORD. Uninstalling one deletes the other's "
+        "files. The bytes on disk are nvidia-nccl-cu13 2.30.7's.")
     assert finding.details == {"owners": ["nvidia-nccl-cu12 2.27.5", "nvidia-nccl-cu13 2.30.7"],
                                "paths": ["nvidia/nccl/include/nccl.h", "nvidia/nccl/lib/libnccl.so.2"],
                                "on_disk": ["nvidia-nccl-cu13 2.30.7"]}
@@ -167,20 +168,36 @@ def test_library_loaded_from_outside_the_venv_is_a_warning():
     assert finding.details == {"loaded": "/usr/local/cuda-12.8/lib64/libcudart.so.12.8.90"}
 
 
-def test_driver_too_old_for_the_cuda_torch_runs():
-    obs = O.healthy(probe=O.probe_ok({"torch": "2.14.1", "cuda": "13.0"}), gpu=O.gpu("12.4", driver="550.54.15"))
+def test_driver_too_old_across_majors_is_an_error():
+    obs = O.healthy(probe=O.probe_ok({"torch": "2.14.1", "cuda": "13.0"}), gpu=O.gpu("12.9", driver="575.51.03"))
     finding = only(diagnose(obs), "DRIVER_TOO_OLD")
     assert finding.as_dict() == {
-        "code": "DRIVER_TOO_OLD", "severity": "error", "subject": "driver 550.54.15",
-        "message": "The driver supports CUDA up to 12.4 but torch is built for CUDA 13.0.",
-        "fix": "Upgrade the host's NVIDIA driver or install a build of torch for CUDA 12.4.",
+        "code": "DRIVER_TOO_OLD", "severity": "error", "subject": "driver 575.51.03",
+        "message": "The driver supports CUDA up to 12.9 but torch is built for CUDA 13.0: a CUDA 13 build needs driver "
+                   "580 or newer.",
+        "fix": "Upgrade the host's NVIDIA driver (>= 580) or install a build of torch for CUDA 12.9.",
+        "details": {"max_cuda": "12.9", "needed": "13.0", "minimum_driver": "580"},
     }
+
+
+def test_driver_too_old_within_a_major_is_a_warning():
+    obs = O.healthy(probe=O.probe_ok({"torch": "2.9.1", "cuda": "12.8"}), gpu=O.gpu("12.7", driver="565.57.01"))
+    finding = only(diagnose(obs), "DRIVER_TOO_OLD")
+    assert finding.as_dict() == {
+        "code": "DRIVER_TOO_OLD", "severity": "warning", "subject": "driver 565.57.01",
+        "message": "The driver supports CUDA up to 12.7 and torch is built for CUDA 12.8: minor version compatibility "
+                   "runs it, but what needs the newer minor may fail (PTX JIT of kernels built for 12.8, APIs added "
+                   "after 12.7).",
+        "fix": "Upgrade the host's NVIDIA driver to one that supports CUDA 12.8, or install a build of torch for CUDA 12.7.",
+        "details": {"max_cuda": "12.7", "needed": "12.8", "minimum_driver": "525"},
+    }
+    assert is_healthy(diagnose(obs))
 
 
 def test_driver_too_old_from_the_anchor_version_when_the_probe_has_no_cuda_version():
     obs = build([dist("torch", "2.14.1+cu130", ["torch/__init__.py"])], gpu=O.gpu("12.4"))
     assert only(diagnose(obs), "DRIVER_TOO_OLD").message == \
-        "The driver supports CUDA up to 12.4 but torch is built for CUDA 13.0."
+        "The driver supports CUDA up to 12.4 but torch is built for CUDA 13.0: a CUDA 13 build needs driver 580 or newer."
 
 
 @pytest.mark.parametrize("gpu", [None, O.NO_GPU, O.gpu("13.0"), O.gpu("13.1"), dict(O.gpu("12.4"), max_cuda=None)],
@@ -361,8 +378,8 @@ def test_modified_files_in_hash_mode_name_the_overwriter():
     obs = O.contaminated(verify="hash", modified={label: ["nvidia/%s/lib/%s" % (fam, lib)]
                                                   for label, (fam, _a, _b, lib) in zip(CU12_LABELS, O.FAMILIES)})
     finding = only(diagnose(obs), "RECORD_MODIFIED_FILES", "nvidia-cudnn-cu12 9.10.2.21")
-    assert finding.message == ("nvidia-cudnn-cu12 9.10.2.21: 1 file(s) differ from RECORD (sha256), e.g. "
-                               "nvidia/cudnn/lib/libcudnn.so.9. They hold the bytes of nvidia-cudnn-cu13 9.24.0.43.")
+    assert finding.message == ("nvidia-cudnn-cu12 9.10.2.21: 1 file(s) differ from RECORD (sha256): 1 shared library: "
+                               "libcudnn.so.9. They hold the bytes of nvidia-cudnn-cu13 9.24.0.43.")
     assert finding.fix == ("pip uninstall nvidia-cudnn-cu13 first, then pip install --force-reinstall --no-deps "
                            "'nvidia-cudnn-cu12==9.10.2.21' (or run cuda_venv_repair).")
     assert finding.details == {"modified": ["nvidia/cudnn/lib/libcudnn.so.9"], "count": 1,
@@ -372,7 +389,7 @@ def test_modified_files_in_hash_mode_name_the_overwriter():
 def test_modified_file_in_size_mode():
     obs = O.healthy(modified={"nvidia-nccl-cu12": ["nvidia/nccl/lib/libnccl.so.2"]}, probe=None)
     assert only(diagnose(obs), "RECORD_MODIFIED_FILES").message == (
-        "nvidia-nccl-cu12 2.27.5: 1 file(s) differ from RECORD (size), e.g. nvidia/nccl/lib/libnccl.so.2.")
+        "nvidia-nccl-cu12 2.27.5: 1 file(s) differ from RECORD (size): 1 shared library: libnccl.so.2.")
 
 
 def test_duplicate_distribution():

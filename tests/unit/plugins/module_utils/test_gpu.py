@@ -151,21 +151,26 @@ def test_cuda_version_text(value, text):
 
 
 @pytest.mark.parametrize(
-    "max_cuda, needed, supported",
+    "max_cuda, needed, verdict",
     [
-        ("13.0", "13.0", True),
-        ("13.0", "12.8", True),
-        ("13.1", "13.0", True),
-        ("12.4", "12.8", True),
-        ("12.0", "12.9", True),
-        ("12.8", "13.0", False),
-        ("12.9", "13", False),
-        ("11.8", "12.1", False),
-        ("13.0", "12.8.1", True),
+        # same or newer: compatible, on both sides of the minor and the major boundary
+        ("13.0", "13.0", _gpu.COMPATIBLE),
+        ("13.0", "12.8", _gpu.COMPATIBLE),
+        ("13.1", "13.0", _gpu.COMPATIBLE),
+        ("12.8", "12.8", _gpu.COMPATIBLE),
+        ("13.0", "12.8.1", _gpu.COMPATIBLE),
+        # same major, older minor: minor version compatibility (a warning)
+        ("12.7", "12.8", _gpu.MINOR_BEHIND),
+        ("12.4", "12.8", _gpu.MINOR_BEHIND),
+        ("12.0", "12.9", _gpu.MINOR_BEHIND),
+        # older major: cannot run (an error)
+        ("12.9", "13.0", _gpu.MAJOR_BEHIND),
+        ("12.9", "13", _gpu.MAJOR_BEHIND),
+        ("11.8", "12.1", _gpu.MAJOR_BEHIND),
     ],
 )
-def test_driver_supports(max_cuda, needed, supported):
-    assert _gpu.driver_supports(max_cuda, needed) is supported
+def test_driver_compatibility_follows_cudas_rules(max_cuda, needed, verdict):
+    assert _gpu.driver_compatibility(max_cuda, needed) == verdict
 
 
 @pytest.mark.parametrize("cuda, driver", [("13.0", "580"), ("13.2", "580"), ("12.8", "525"), ("12", "525"), ("11.8", "450")])
@@ -182,5 +187,5 @@ def test_minimum_driver_for_unknown_major():
 @pytest.mark.parametrize("bad", ["", "cu128", "12.x", "12.8.1.0", None, 12.8])
 def test_bad_cuda_version(bad):
     with pytest.raises(_gpu.GpuError) as error:
-        _gpu.driver_supports("13.0", bad)
+        _gpu.driver_compatibility("13.0", bad)
     assert str(error.value) == "CUDA version %r is not MAJOR.MINOR: pass one such as '12.8'" % (bad,)
