@@ -29,7 +29,7 @@ from __future__ import annotations
 
 import os
 import re
-import shutil
+import sys
 from dataclasses import dataclass
 from typing import Iterable, Mapping, Optional, Sequence
 from urllib.parse import unquote, urlsplit
@@ -267,14 +267,39 @@ class UvBackend(_Backend):
         return self._version_from([self.uv, "--version"], r"uv (\S+)", "uv executable %s does not run" % self.uv)
 
 
-def find_uv(python: str, environ: Optional[Mapping[str, str]] = None) -> Optional[str]:
-    """An executable ``uv`` on PATH, else beside the managed Python, else None."""
+def uv_candidates(python: str, environ: Optional[Mapping[str, str]] = None, own_python: Optional[str] = None) -> list:
+    """Where ``uv`` is looked for, in order: PATH; beside the venv's interpreter (the venv's bin, and the folder
+    of the Python it was made from); the per-user install folders of uv's installer and of pip/cargo
+    (``UV_INSTALL_DIR``, ``XDG_BIN_HOME``, ``~/.local/bin``, ``CARGO_HOME``/``~/.cargo/bin``); beside the
+    modules' own Python (``own_python``, default ``sys.executable``: the role's tools venv, where the ``uv`` wheel
+    puts it)."""
     base = os.environ if environ is None else environ
-    found = shutil.which("uv", path=base.get("PATH", os.defpath))
-    if found:
-        return os.path.abspath(found)
-    beside = os.path.join(os.path.dirname(python), "uv")
-    return beside if _executable(beside) else None
+    places = [d for d in base.get("PATH", os.defpath).split(os.pathsep) if d]
+    places += [os.path.dirname(python), os.path.dirname(os.path.realpath(python))]
+    home = base.get("HOME") or os.path.expanduser("~")
+    places += [base.get("UV_INSTALL_DIR", ""), base.get("XDG_BIN_HOME", ""), os.path.join(home, ".local", "bin"),
+               os.path.join(base["CARGO_HOME"], "bin") if base.get("CARGO_HOME") else "",
+               os.path.join(home, ".cargo", "bin"), os.path.dirname(own_python or sys.executable)]
+    return list(dict.fromkeys(os.path.abspath(p) for p in places if p))
+
+
+def find_uv(python: str, environ: Optional[Mapping[str, str]] = None, own_python: Optional[str] = None) -> Optional[str]:
+    """The first executable ``uv`` of uv_candidates(), or None."""
+    for folder in uv_candidates(python, environ, own_python):
+        candidate = os.path.join(folder, "uv")
+        if _executable(candidate):
+            return candidate
+    return None
+
+
+def recorded_installer(dists) -> Optional[str]:
+    """The installer the venv's distributions record (their INSTALLER file), the most common one: "pip", "uv"..."""
+    counts: dict = {}
+    for dist in dists:
+        name = (dist.installer or "").strip().lower()
+        if name:
+            counts[name] = counts.get(name, 0) + 1
+    return max(sorted(counts), key=lambda name: counts[name]) if counts else None
 
 
 def _executable(path: str) -> bool:
@@ -283,27 +308,39 @@ def _executable(path: str) -> bool:
 
 def select_backend(kind: str, python: str, runner, sources: Optional[WheelSources] = None,
                    uv_path: Optional[str] = None, timeout: Optional[float] = None,
-                   environ: Optional[Mapping[str, str]] = None):
-    """The backend for ``kind`` ("auto", "pip" or "uv"), checked to run (its version is queried)."""
+                   environ: Optional[Mapping[str, str]] = None, recorded: Optional[str] = None,
+                   has_pip: bool = True, own_python: Optional[str] = None):
+    """The backend for ``kind`` ("auto", "pip" or "uv"), checked to run (its version is queried).
+
+    ``auto`` follows the installer the venv's distributions record (``recorded``, see recorded_installer): a venv
+    made by uv is repaired with uv, one made by pip with its own pip; the other one serves when the first is not
+    there. ``has_pip``: whether the venv has pip installed. pip is never installed into the venv. ``environ`` and
+    ``own_python``: where uv is looked for (uv_candidates).
+    """
+    places = uv_candidates(python, environ, own_python)
     if kind not in BACKEND_KINDS:
         raise InstallerError("installer backend %r is not one of %s" % (kind, ", ".join(BACKEND_KINDS)))
-    uv = None
-    if kind != "pip":
-        if uv_path is not None and not _executable(uv_path):
-            raise InstallerError("uv executable %s does not exist or is not executable" % uv_path)
-        uv = uv_path or find_uv(python, environ)
-        if uv is None and kind == "uv":
-            raise InstallerError(
-                "backend uv requested but no uv executable found on PATH or beside %s: install uv, "
-                "pass its path, or use backend pip" % python
-            )
-    if uv is not None:
+    if uv_path is not None and kind != "pip" and not _executable(uv_path):
+        raise InstallerError("uv executable %s does not exist or is not executable" % uv_path)
+    uv = (uv_path or find_uv(python, environ, own_python)) if kind != "pip" else None
+    if kind == "uv" and uv is None:
+        raise InstallerError("backend uv requested but no uv executable found (looked in %s): install uv there "
+                             "(the role's tools venv does), set uv_executable, or use backend pip"
+                             % ", ".join(places))
+    use_uv = kind == "uv" or (kind == "auto" and uv is not None and (recorded == "uv" or not has_pip))
+    if kind == "auto" and uv is None and not has_pip:
+        raise InstallerError(
+            "the venv %s has no pip (made by %s) and no uv executable was found (looked in %s): install uv in one "
+            "of those places or set uv_executable (the venv_repair role installs uv into its tools venv); pip is "
+            "never installed into the venv" % (os.path.dirname(os.path.dirname(python)), recorded or "an unknown tool",
+                                               ", ".join(places)))
+    if use_uv:
         backend = UvBackend(uv, python, runner, sources, timeout, environ)
     else:
         backend = PipBackend(python, runner, sources, timeout, environ)
     try:
         backend.version()
     except InstallerError as exc:
-        hint = "install pip into the venv or use backend uv" if backend.name == "pip" else "repair uv or use backend pip"
+        hint = "use backend uv (the venv has no working pip)" if backend.name == "pip" else "repair uv or use backend pip"
         raise InstallerError("%s; %s" % (exc, hint)) from None
     return backend

@@ -57,19 +57,21 @@ class RepairOptions:
 @dataclass
 class _Run:
     options: RepairOptions
-    make_backend: Callable[[], object]  # called once, when the first batch runs: a no-op run starts no installer
+    # called once, with the venv's observation, when the first batch runs: a no-op run starts no installer
+    make_backend: Callable[[object], object]
     runner: object
     secrets: Tuple[str, ...]
     executed: List[dict] = field(default_factory=list)
     touched: set = field(default_factory=set)
     loader: object = None  # the node's loader configuration, read once per run
     lock_fd: Optional[int] = None  # installers inherit the lock: an orphaned one keeps the venv locked
+    observed: object = None  # the venv as found: which installer made it, whether it has pip
     _backend: object = None
 
     @property
     def backend(self):
         if self._backend is None:
-            self._backend = self.make_backend()
+            self._backend = self.make_backend(self.observed)
             if self._backend is not None and self.lock_fd is not None:
                 self._backend.pass_fds = (self.lock_fd,)
         return self._backend
@@ -101,7 +103,7 @@ def file_state(obs) -> Dict[str, dict]:
 def repair(options: RepairOptions, make_backend: Callable[[], object], runner, secrets: Sequence[str] = ()) -> dict:
     """Plan, then (unless check mode) execute; returns the module's result dictionary.
 
-    ``make_backend`` builds the installer backend; it is called only when a batch runs.
+    ``make_backend(observations)`` builds the installer backend; it is called only when a batch runs.
     """
     static = _static_options(options.facts)
     root = os.path.abspath(options.facts.path)
@@ -130,6 +132,7 @@ def _converge(run, root: str, state_dir: str, static: FactsOptions) -> dict:
         run.options = dataclasses.replace(run.options, facts=dataclasses.replace(run.options.facts, pycache=pycache))
         before = dataclasses.replace(before, options=dataclasses.replace(before.options, pycache=pycache))
     options = run.options
+    run.observed = before
     findings = diagnose(before)
     plan = make_plan(before, findings, options.desired)
     if plan.empty:

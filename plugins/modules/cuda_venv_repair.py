@@ -66,6 +66,17 @@ options:
     type: str
     choices: [cuda, none, all]
     default: cuda
+  revert_edits:
+    description:
+      - Also force-reinstall distributions outside the CUDA stack whose files differ from RECORD or are missing
+        although no other wheel wrote them (a hand-edited model library, deleted files): their
+        C(RECORD_MODIFIED_FILES) and C(RECORD_MISSING_FILES) findings are warnings, and by default the repair
+        leaves such files exactly as they are.
+      - The CUDA stack is every owner of a path another wheel also lists, the cu12/cu13 colliding families, the
+        anchor, every owner of a shared object the anchor's import loads or needs, CUDA wheels and known CUDA
+        consumers; these are always reinstalled when damaged.
+    type: bool
+    default: false
   find_links:
     description: Directories or URLs of wheels (C(--find-links)). Installs are by name, never by file path.
     type: list
@@ -87,12 +98,19 @@ options:
     description:
       - C(pip) runs the venv's C(python -m pip), honouring the node's pip configuration.
       - C(uv) runs C(uv pip --python VENV/bin/python); uv reads its own configuration, not pip's.
-      - C(auto) uses uv when an executable is found on C(PATH), else pip.
+      - C(auto) follows the installer the venv's distributions record (their C(INSTALLER) file): uv for a venv made
+        by uv (which has no pip), the venv's own pip for one made by pip; the other one when the first is missing.
+        Fails, naming every place looked in, when the venv has no pip and no uv is found. pip is never installed
+        into the venv.
     type: str
     choices: [auto, pip, uv]
     default: auto
   uv_executable:
-    description: Path of the uv executable for O(backend=uv) or O(backend=auto); default the first C(uv) on C(PATH) or beside the venv's Python.
+    description:
+      - Path of the uv executable for O(backend=uv) or O(backend=auto).
+      - Default the first C(uv) found on C(PATH), beside the venv's interpreter (the venv's C(bin) and the folder of
+        the Python it was made from), in the per-user folders (C(UV_INSTALL_DIR), C(XDG_BIN_HOME), C(~/.local/bin),
+        C(CARGO_HOME/bin) or C(~/.cargo/bin)), then beside the module's own Python (the role's tools venv).
     type: path
   batch_size:
     description: At most this many units (a colliding wheel with its co-owners, a damaged wheel, an install) per batch.
@@ -218,7 +236,7 @@ import re
 from ansible.module_utils.basic import AnsibleModule, missing_required_lib
 
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._errors import CudaVenvError
-from ansible_collections.gpuops.cuda_venv.plugins.module_utils._installers import WheelSources, select_backend
+from ansible_collections.gpuops.cuda_venv.plugins.module_utils._installers import WheelSources, recorded_installer, select_backend
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._observe import FactsOptions
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._plan import DesiredState
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._redact import redact
@@ -235,6 +253,7 @@ ARGUMENT_SPEC = dict(
     packages=dict(type="list", elements="str", default=[]),
     remove=dict(type="list", elements="str", default=[]),
     prune=dict(type="str", choices=["cuda", "none", "all"], default="cuda"),
+    revert_edits=dict(type="bool", default=False),
     find_links=dict(type="list", elements="str", default=[]),
     index_url=dict(type="str", no_log=True),
     extra_index_urls=dict(type="list", elements="str", default=[], no_log=True),
@@ -294,15 +313,18 @@ def main():
         secrets = secrets + tuple(sources.secrets())
         layout = read_layout(params["path"])
 
-        def make_backend():
+        def make_backend(observed):
             return select_backend(params["backend"], layout.python, runner, sources,
-                                  uv_path=params["uv_executable"], timeout=params["installer_timeout"])
+                                  uv_path=params["uv_executable"], timeout=params["installer_timeout"],
+                                  recorded=recorded_installer(observed.distributions),
+                                  has_pip=any(d.key == "pip" for d in observed.distributions))
         options = RepairOptions(
             facts=FactsOptions(path=layout.root, anchor=params["anchor"], verify=params["verify"],
                                ld_library_path=tuple(params["ld_library_path"]), probe_timeout=params["probe_timeout"],
                                roots=tuple(params["packages"])),
             desired=DesiredState(packages=tuple(params["packages"]), remove=tuple(params["remove"]),
-                                 prune=params["prune"], batch_size=params["batch_size"]),
+                                 prune=params["prune"], batch_size=params["batch_size"],
+                                 revert_edits=params["revert_edits"]),
             probe=params["probe"], probe_command=tuple(params["probe_command"]), batch=params["batch"],
             lock_timeout=params["lock_timeout"], check_mode=module.check_mode, diff=module._diff)
         result = repair(options, make_backend, runner, secrets)

@@ -30,7 +30,7 @@ def main(argv) -> int:
     sources = WheelSources(find_links=links, no_index=bool(links))
     layout = read_layout(venv)
 
-    def make_backend():
+    def make_backend(_observed):
         return select_backend(kind, layout.python, runner, sources, uv_path=uv_path, timeout=INSTALLER_TIMEOUT)
     options = RepairOptions(
         facts=FactsOptions(path=layout.root, probe_timeout=PROBE_TIMEOUT),

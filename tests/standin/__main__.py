@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import List, Optional
 
 from ._layout import STACKS, StandinError
-from ._scenarios import SCENARIOS, build_scenario
+from ._scenarios import INSTALLERS, SCENARIOS, build_scenario
 from ._trim import trim_layout
 from ._wheelhouse import build_wheelhouse
 
@@ -30,6 +30,8 @@ def _parser() -> argparse.ArgumentParser:
     scenario.add_argument("name", choices=sorted(SCENARIOS))
     scenario.add_argument("dest", type=Path)
     scenario.add_argument("--cache", type=Path, help="wheelhouse cache directory (reused across runs)")
+    scenario.add_argument("--installer", choices=INSTALLERS, default="pip",
+                          help="pip (python -m venv, pip install) or uv (uv venv: no pip in the venv; uv pip install)")
     wheelhouse = sub.add_parser("wheelhouse", help="build the stand-in wheels of a stack into DEST")
     wheelhouse.add_argument("stack", choices=STACKS)
     wheelhouse.add_argument("dest", type=Path)
@@ -51,7 +53,7 @@ def main(argv: Optional[List[str]] = None) -> int:
                 print("%-16s %-6s %-19s %s" % (name, scenario.stack, after, scenario.description))
         elif args.command == "scenario":
             start = time.monotonic()
-            info = build_scenario(args.name, args.dest, args.cache)
+            info = build_scenario(args.name, args.dest, args.cache, installer=args.installer)
             print(json.dumps(dict(info.as_dict(), seconds=round(time.monotonic() - start, 2)), indent=1))
         elif args.command == "wheelhouse":
             start = time.monotonic()

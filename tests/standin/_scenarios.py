@@ -14,7 +14,8 @@ from pathlib import Path
 from typing import Callable, Dict, List, Optional, Tuple
 
 from ._layout import StandinError
-from ._venv import Completed, create_venv, pip_install, pip_uninstall, run, site_packages
+from ._venv import (
+    Completed, create_uv_venv, create_venv, pip_install, pip_uninstall, run, site_packages, uv_install, uv_uninstall)
 from ._wheelhouse import build_extra_wheels, build_wheelhouse
 
 TORCH = {"cu128": "torch==2.9.1", "cu130": "torch==2.14.1"}
@@ -26,6 +27,7 @@ CONTAMINANTS = (
     "nvidia-nvshmem-cu13==3.4.5",
 )
 CONSUMER = "sgl-kernel==0.3.9"
+INSTALLERS = ("pip", "uv")
 
 
 def project(requirement: str) -> str:
@@ -45,6 +47,7 @@ class ScenarioInfo:
     ld_library_path: Optional[Path]
     commands: Tuple[Tuple[str, ...], ...]
     description: str
+    installer: str = "pip"  # what made the venv and ran its steps: pip, or uv (the venv then has no pip)
 
     @property
     def python(self) -> Path:
@@ -57,14 +60,17 @@ class ScenarioInfo:
             "extra_wheelhouse": str(self.extra_wheelhouse) if self.extra_wheelhouse else None,
             "ld_library_path": str(self.ld_library_path) if self.ld_library_path else None,
             "commands": [list(c) for c in self.commands], "description": self.description,
+            "installer": self.installer,
         }
 
 
 class _Build:
     """The state of one scenario build: its paths and the commands run so far."""
 
-    def __init__(self, dest: Path, stack: str, cache, python: str):
-        self.dest, self.stack, self.cache, self.python = dest, stack, cache, python
+    def __init__(self, dest: Path, stack: str, cache, python: str, installer: str = "pip"):
+        if installer not in INSTALLERS:
+            raise StandinError("unknown installer %r: use one of %s" % (installer, ", ".join(INSTALLERS)))
+        self.dest, self.stack, self.cache, self.python, self.installer = dest, stack, cache, python, installer
         self.venv = dest / "venv"
         self.wheelhouse = dest / "wheelhouse"
         self.extra_wheelhouse: Optional[Path] = None
@@ -82,32 +88,42 @@ class _Build:
     def site(self) -> Path:
         return site_packages(self.venv)
 
+    def create(self) -> Completed:
+        """The venv, made by the scenario's installer: ``python -m venv`` (with pip) or ``uv venv`` (without)."""
+        return self.record((create_venv if self.installer == "pip" else create_uv_venv)(self.venv, self.python))
+
+    def install(self, requirements, wheelhouses) -> Completed:
+        return self.record((pip_install if self.installer == "pip" else uv_install)(self.venv, requirements, wheelhouses))
+
+    def uninstall(self, names) -> Completed:
+        return self.record((pip_uninstall if self.installer == "pip" else uv_uninstall)(self.venv, names))
+
     def info(self, name: str) -> ScenarioInfo:
         return ScenarioInfo(name, self.stack, self.venv, self.wheelhouse, self.extra_wheelhouse, self.ld_library_path,
-                            tuple(self.commands), describe(name))
+                            tuple(self.commands), describe(name), self.installer)
 
 
 def _healthy(build: _Build) -> None:
     build_wheelhouse(build.stack, build.wheelhouse, build.cache)
-    build.record(create_venv(build.venv, build.python))
-    build.record(pip_install(build.venv, [TORCH[build.stack]], [build.wheelhouse]))
+    build.create()
+    build.install([TORCH[build.stack]], [build.wheelhouse])
 
 
 def _contaminate(build: _Build) -> None:
     extras = build.extras(*(project(c) for c in CONTAMINANTS))
-    build.record(pip_install(build.venv, CONTAMINANTS, [extras]))
+    build.install(CONTAMINANTS, [extras])
 
 
 def _gut(build: _Build) -> None:
-    build.record(pip_uninstall(build.venv, [project(c) for c in CONTAMINANTS]))
+    build.uninstall([project(c) for c in CONTAMINANTS])
 
 
 def _restore_cudnn(build: _Build) -> None:
-    build.record(pip_install(build.venv, [CONTAMINANTS[0]], [build.extras(project(CONTAMINANTS[0]))]))
+    build.install([CONTAMINANTS[0]], [build.extras(project(CONTAMINANTS[0]))])
 
 
 def _remove_curand(build: _Build) -> None:
-    build.record(pip_uninstall(build.venv, ["nvidia-curand"]))
+    build.uninstall(["nvidia-curand"])
 
 
 def _truncate_nccl(build: _Build) -> None:
@@ -115,7 +131,7 @@ def _truncate_nccl(build: _Build) -> None:
 
 
 def _add_consumer(build: _Build) -> None:
-    build.record(pip_install(build.venv, [CONSUMER], [build.extras(project(CONSUMER))]))
+    build.install([CONSUMER], [build.extras(project(CONSUMER))])
 
 
 def _move_curand_out(build: _Build) -> None:
@@ -171,14 +187,15 @@ def describe(name: str) -> str:
     return "; ".join(SCENARIOS[n].description for n in lineage(name))
 
 
-def build_scenario(name: str, dest, cache=None, python: str = sys.executable) -> ScenarioInfo:
-    """Build scenario ``name`` from scratch under ``dest`` (venv/, wheelhouse/, ...), which must hold no venv yet."""
+def build_scenario(name: str, dest, cache=None, python: str = sys.executable, installer: str = "pip") -> ScenarioInfo:
+    """Build scenario ``name`` from scratch under ``dest`` (venv/, wheelhouse/, ...), which must hold no venv yet,
+    with ``installer``: "pip" (``python -m venv``, ``pip install``) or "uv" (``uv venv``: no pip; ``uv pip``)."""
     chain = lineage(name)
     dest = Path(dest).resolve()
     if (dest / "venv").exists():
         raise StandinError("%s already holds a venv: build each scenario into a new directory" % dest)
     dest.mkdir(parents=True, exist_ok=True)
-    build = _Build(dest, SCENARIOS[name].stack, cache, python)
+    build = _Build(dest, SCENARIOS[name].stack, cache, python, installer)
     for step in chain:
         SCENARIOS[step].step(build)
     return build.info(name)
@@ -192,7 +209,7 @@ def advance_scenario(info: ScenarioInfo, name: str, cache=None) -> ScenarioInfo:
     chain = lineage(name)
     if info.name not in chain[:-1]:
         raise StandinError("scenario %s does not follow from %s; its lineage is %s" % (name, info.name, " -> ".join(chain)))
-    build = _Build(info.venv.parent, info.stack, cache, sys.executable)
+    build = _Build(info.venv.parent, info.stack, cache, sys.executable, info.installer)
     build.commands = list(info.commands)
     build.extra_wheelhouse, build.ld_library_path = info.extra_wheelhouse, info.ld_library_path
     for step in chain[chain.index(info.name) + 1:]:

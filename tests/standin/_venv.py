@@ -9,6 +9,7 @@ Test support for gpuops.cuda_venv: not part of the collection's API.
 from __future__ import annotations
 
 import os
+import shutil
 import subprocess
 import sys
 from dataclasses import dataclass
@@ -33,7 +34,7 @@ class Completed:
 
 def clean_env(extra: Optional[Mapping[str, str]] = None) -> dict:
     """This process's environment without what redirects python, pip or the loader; C.UTF-8 locale."""
-    env = {k: v for k, v in os.environ.items() if k not in _DROP and not k.startswith("PIP_")}
+    env = {k: v for k, v in os.environ.items() if k not in _DROP and not k.startswith(("PIP_", "UV_"))}
     env.update({"LC_ALL": "C.UTF-8", "LANG": "C.UTF-8"})
     env.update(extra or {})
     return env
@@ -88,6 +89,42 @@ def pip_install(venv, requirements: Iterable[str], wheelhouses: Iterable, *flags
 def pip_uninstall(venv, names: Iterable[str], check: bool = True) -> Completed:
     """``pip uninstall --yes NAMES``."""
     return pip(venv, "uninstall", "--yes", *names, check=check)
+
+
+def uv_executable() -> str:
+    """The uv this test run uses: on PATH, else beside this Python (the tools venv installs it)."""
+    beside = os.path.join(os.path.dirname(sys.executable), "uv")
+    found = shutil.which("uv") or (beside if os.access(beside, os.X_OK) else None)
+    if found is None:
+        raise StandinError("no uv executable on PATH or beside %s: install uv (make setup does)" % sys.executable)
+    return found
+
+
+# uv reads no uv.toml/pyproject of the machine or the working directory, and no UV_* variable of the caller.
+_UV_ENV = {"UV_NO_CONFIG": "1", "UV_PYTHON_DOWNLOADS": "never", "UV_NO_PROGRESS": "1"}
+
+
+def uv(*args, check: bool = True) -> Completed:
+    """``uv ARGS``, isolated from the machine's uv configuration."""
+    return run([uv_executable(), *args], check=check, env=_UV_ENV)
+
+
+def create_uv_venv(path: Path, python: str = sys.executable) -> Completed:
+    """``uv venv --python PYTHON PATH``: a venv with no pip in it, as the incident's tool makes them."""
+    return uv("venv", "--quiet", "--python", python, path)
+
+
+def uv_install(venv, requirements: Iterable[str], wheelhouses: Iterable, *flags: str, check: bool = True) -> Completed:
+    """``uv pip install --python VENV/bin/python --no-index --find-links WH ... FLAGS REQUIREMENTS``."""
+    links = []
+    for wheelhouse in wheelhouses:
+        links += ["--find-links", str(wheelhouse)]
+    return uv("pip", "install", "--python", venv_python(venv), "--no-index", *links, *flags, *requirements, check=check)
+
+
+def uv_uninstall(venv, names: Iterable[str], check: bool = True) -> Completed:
+    """``uv pip uninstall --python VENV/bin/python NAMES``."""
+    return uv("pip", "uninstall", "--python", venv_python(venv), *names, check=check)
 
 
 def site_packages(venv) -> Path:

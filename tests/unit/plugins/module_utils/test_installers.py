@@ -31,6 +31,7 @@ from ansible_collections.gpuops.cuda_venv.plugins.module_utils._installers impor
     installer_env,
     requirement_name,
     select_backend,
+    uv_candidates,
 )
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._runner import CommandResult, SubprocessRunner
 from ansible_collections.gpuops.cuda_venv.tests.unit.plugins.module_utils.recording_runner import RecordingRunner, reply
@@ -338,11 +339,13 @@ def _executable_file(path):
 
 @pytest.fixture
 def layout(tmp_path):
-    """A venv python (not run: calls are recorded) and an empty PATH directory."""
+    """A venv python (not run: calls are recorded), an empty PATH directory and HOME, and a folder standing for
+    the modules' own Python: no uv anywhere until a test puts one there."""
     python = _executable_file(str(tmp_path / "venv" / "bin" / "python"))
     empty = tmp_path / "empty"
     empty.mkdir()
-    return python, {"PATH": str(empty)}, tmp_path
+    own = str(tmp_path / "tools" / "bin" / "python")
+    return python, {"PATH": str(empty), "HOME": str(tmp_path / "home")}, tmp_path, own
 
 
 def test_select_backend_refuses_unknown_kind(layout):
@@ -351,46 +354,86 @@ def test_select_backend_refuses_unknown_kind(layout):
         select_backend("conda", python, RecordingRunner(), environ=env)
 
 
-def test_select_uv_without_uv_names_the_problem(layout):
-    python, env = layout[:2]
+def test_uv_is_looked_for_on_path_beside_the_venv_in_user_folders_then_beside_the_modules_python(layout):
+    python, env, tmp, own = layout
+    env = dict(env, UV_INSTALL_DIR=str(tmp / "uvdir"), XDG_BIN_HOME=str(tmp / "xdg"), CARGO_HOME=str(tmp / "cargo"))
+    assert uv_candidates(python, env, own) == [
+        str(tmp / "empty"), str(tmp / "venv" / "bin"), str(tmp / "uvdir"), str(tmp / "xdg"),
+        str(tmp / "home" / ".local" / "bin"), str(tmp / "cargo" / "bin"), str(tmp / "home" / ".cargo" / "bin"),
+        str(tmp / "tools" / "bin")]
+
+
+def test_select_uv_without_uv_names_every_place_looked_in(layout):
+    python, env, tmp, own = layout
     runner = RecordingRunner()
     with pytest.raises(InstallerError) as info:
-        select_backend("uv", python, runner, environ=env)
+        select_backend("uv", python, runner, environ=env, own_python=own)
     assert str(info.value) == (
-        "backend uv requested but no uv executable found on PATH or beside %s: install uv, pass its path, or use backend pip" % python
-    )
+        "backend uv requested but no uv executable found (looked in %s): install uv there (the role's tools venv "
+        "does), set uv_executable, or use backend pip" % ", ".join(uv_candidates(python, env, own)))
     assert runner.calls == []
 
 
 def test_select_auto_without_uv_is_pip_checked_to_run(layout):
-    python, env = layout[:2]
+    python, env, _tmp, own = layout
     runner = RecordingRunner([reply(stdout="pip 26.2.1 from /x (python 3.12)\n")])
-    backend = select_backend("auto", python, runner, NO_INDEX, timeout=30, environ=env)
+    backend = select_backend("auto", python, runner, NO_INDEX, timeout=30, environ=env, own_python=own)
     assert (type(backend), backend.python, backend.sources, backend.timeout) == (PipBackend, python, NO_INDEX, 30)
     assert runner.argvs == [(python, "-I", "-m", "pip", "--version")]
 
 
-def test_select_auto_finds_uv_beside_the_venv_python(layout):
-    python, env = layout[:2]
+def test_select_auto_follows_a_uv_made_venv_to_uv_beside_its_python(layout):
+    python, env, _tmp, own = layout
     uv = _executable_file(os.path.join(os.path.dirname(python), "uv"))
     runner = RecordingRunner([reply(stdout="uv 0.13.9\n")])
-    backend = select_backend("auto", python, runner, environ=env)
+    backend = select_backend("auto", python, runner, environ=env, recorded="uv", has_pip=False, own_python=own)
     assert (type(backend), backend.uv, backend.python) == (UvBackend, uv, python)
     assert runner.argvs == [(uv, "--version")]
 
 
+def test_select_auto_keeps_a_pip_made_venv_on_its_pip_though_uv_is_there(layout):
+    python, env, _tmp, own = layout
+    _executable_file(os.path.join(os.path.dirname(python), "uv"))
+    runner = RecordingRunner([reply(stdout="pip 26.2.1 from /x (python 3.12)\n")])
+    backend = select_backend("auto", python, runner, environ=env, recorded="pip", has_pip=True, own_python=own)
+    assert type(backend) is PipBackend
+    assert runner.argvs == [(python, "-I", "-m", "pip", "--version")]
+
+
+@pytest.mark.parametrize("where", ["home-local-bin", "own-python"])
+def test_select_auto_finds_uv_for_a_venv_without_pip(layout, where):
+    python, env, tmp, own = layout
+    folder = tmp / "home" / ".local" / "bin" if where == "home-local-bin" else tmp / "tools" / "bin"
+    uv = _executable_file(str(folder / "uv"))
+    runner = RecordingRunner([reply(stdout="uv 0.13.9\n")])
+    backend = select_backend("auto", python, runner, environ=env, recorded="pip", has_pip=False, own_python=own)
+    assert (type(backend), backend.uv) == (UvBackend, uv)
+
+
+def test_select_auto_without_pip_nor_uv_says_what_to_provide_and_runs_nothing(layout):
+    python, env, tmp, own = layout
+    runner = RecordingRunner()
+    with pytest.raises(InstallerError) as info:
+        select_backend("auto", python, runner, environ=env, recorded="uv", has_pip=False, own_python=own)
+    assert str(info.value) == (
+        "the venv %s has no pip (made by uv) and no uv executable was found (looked in %s): install uv in one of "
+        "those places or set uv_executable (the venv_repair role installs uv into its tools venv); pip is never "
+        "installed into the venv" % (tmp / "venv", ", ".join(uv_candidates(python, env, own))))
+    assert runner.calls == []
+
+
 def test_select_uv_prefers_path_and_explicit_path(layout):
-    python, env, tmp = layout
+    python, env, tmp, own = layout
     _executable_file(os.path.join(os.path.dirname(python), "uv"))
     on_path = _executable_file(str(tmp / "empty" / "uv"))
-    assert find_uv(python, env) == on_path
+    assert find_uv(python, env, own) == on_path
     explicit = _executable_file(str(tmp / "other" / "uv"))
     backend = select_backend("uv", python, RecordingRunner([reply(stdout="uv 0.4.23\n")]), uv_path=explicit, environ=env)
     assert backend.uv == explicit
 
 
 def test_select_uv_with_a_missing_explicit_path(layout):
-    python, env, tmp = layout
+    python, env, tmp = layout[:3]
     with pytest.raises(InstallerError, match="^uv executable %s does not exist or is not executable$" % (tmp / "nope")):
         select_backend("uv", python, RecordingRunner(), uv_path=str(tmp / "nope"), environ=env)
 
@@ -400,7 +443,8 @@ def test_select_pip_without_pip_names_the_python(layout):
     runner = RecordingRunner([reply(1, "", "%s: No module named pip\n" % python)])
     with pytest.raises(InstallerError) as info:
         select_backend("pip", python, runner, environ=env)
-    assert str(info.value) == "venv python %s has no pip: %s: No module named pip; install pip into the venv or use backend uv" % (python, python)
+    assert str(info.value) == ("venv python %s has no pip: %s: No module named pip; use backend uv (the venv has no "
+                               "working pip)" % (python, python))
 
 
 # --- real pip and uv on real venvs -------------------------------------------------------------------------------

@@ -147,7 +147,7 @@ def test_a_baseline_test_that_cannot_run_closes_the_first_batch_before_anything_
     before = tree_digest(str(venv))
     options = RepairOptions(facts=FactsOptions(path=str(venv), anchor="jax"), desired=DesiredState())
     with pytest.raises(OSError, match="Resource temporarily unavailable"):
-        repair(options, _InstallerNeverCalled, _ProbeCannotStart())
+        repair(options, lambda _observed: _InstallerNeverCalled(), _ProbeCannotStart())
     assert tree_digest(str(venv)) == before
     journal = Journal(state_dir_of(str(venv)))
     assert journal.open_batch() is None
