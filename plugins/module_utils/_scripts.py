@@ -76,8 +76,8 @@ def check_scripts(dists, layout, locations: dict, file_states: dict):
             if entry.path not in modified or not _names_this_venv(interpreter, bin_dir):
                 continue
             if declared is None:
-                declared = entry_point_scripts(dist)
-            if _shebang_only(entry, line, body, layout.root, former, os.path.basename(loc) in declared):
+                declared = {_unversioned(name) for name in entry_point_scripts(dist)}
+            if _shebang_only(entry, line, body, layout.root, former, _unversioned(os.path.basename(loc)) in declared):
                 moved.append(entry.path)
         if moved:
             relocated[dist.dist_info] = tuple(moved)
@@ -118,6 +118,11 @@ def entry_point_scripts(dist) -> frozenset:
         elif section in ("console_scripts", "gui_scripts") and "=" in line:
             names.add(line.split("=", 1)[0].strip())
     return frozenset(names)
+
+
+def _unversioned(name: str) -> str:
+    """A script name without its Python version suffix: pip writes pip3.13 beside the pip and pip3 it declares."""
+    return re.sub(r"[0-9.]+$", "", name) or name
 
 
 def _read_script(path: str) -> Optional[bytes]:

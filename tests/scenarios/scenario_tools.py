@@ -22,8 +22,9 @@ def ansible_env(tmp_path):
     return env
 
 
-def run_module(tmp_path, module, args, check=False, diff=False):
-    """`ansible localhost -m gpuops.cuda_venv.MODULE -a JSON`; returns (rc, result dict, output).
+def run_module(tmp_path, module, args, check=False, diff=False, env=None):
+    """`ansible localhost -m gpuops.cuda_venv.MODULE -a JSON`; returns (rc, result dict, output). ``env``: variables
+    set (or, with None values, removed) on top of ansible_env().
 
     The ad-hoc command's own callback prints `localhost | STATUS => {json}` (after any diff).
     """
@@ -33,8 +34,13 @@ def run_module(tmp_path, module, args, check=False, diff=False):
         argv.append("--check")
     if diff:
         argv.append("--diff")
-    proc = subprocess.run(argv, cwd=ROOT, env=ansible_env(tmp_path), capture_output=True, text=True, timeout=900,
-                          check=False)
+    environ = ansible_env(tmp_path)
+    for key, value in (env or {}).items():
+        if value is None:
+            environ.pop(key, None)
+        else:
+            environ[key] = value
+    proc = subprocess.run(argv, cwd=ROOT, env=environ, capture_output=True, text=True, timeout=900, check=False)
     return proc.returncode, _result_of(proc.stdout), proc.stdout + proc.stderr
 
 
