@@ -166,7 +166,7 @@ def _shebang_only(entry, line: bytes, body: bytes, root: str, former: Tuple[str,
             continue
         if entry.digest is None or _digest(candidate, entry.algorithm) == entry.digest:
             return True
-    if not declared or entry.size is None:
+    if former or not declared or entry.size is None:  # a known former place allows no guess
         return False
     return _SHEBANG_MIN <= entry.size - len(body) <= _SHEBANG_MAX
 

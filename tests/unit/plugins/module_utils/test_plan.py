@@ -333,3 +333,22 @@ def test_a_co_owner_whose_paths_leave_the_venv_is_not_reinstalled_after_a_remova
     assert "nvidia-nccl-cu12==2.27.5" not in [a.requirement for b in plan.batches for a in b.actions]
     assert "nvidia-nccl-cu13" in removal_targets(plan)
     assert [u.split(" is not")[0] for u in plan.unfixable] == ["nvidia-nccl-cu12 2.27.5"]
+
+
+# --- repair what is broken and nothing else ------------------------------------------------------------------------
+
+def test_a_hand_edit_outside_the_cuda_stack_is_left_alone_and_reverted_only_when_asked():
+    jinja = dist("Jinja2", "3.1.6", ["jinja2/__init__.py"])
+    obs = O.healthy(add=[jinja], modified={"jinja2": ["jinja2/__init__.py"]})
+    assert plan_of(obs) == Plan((), ())
+    assert steps(plan_of(obs, revert_edits=True)) == [(1, "reinstall", "Jinja2==3.1.6")]
+
+
+def test_a_damaged_cuda_wheel_is_reinstalled_without_being_asked():
+    obs = O.healthy(modified={"nvidia-nccl-cu12": ["nvidia/nccl/lib/libnccl.so.2"]})
+    assert steps(plan_of(obs)) == [(1, "reinstall", "nvidia-nccl-cu12==2.27.5")]
+
+
+def test_the_anchors_own_edited_files_are_reinstalled():
+    obs = O.healthy(modified={"torch": ["torch/__init__.py"]})
+    assert steps(plan_of(obs)) == [(1, "reinstall", "torch==2.9.1")]
