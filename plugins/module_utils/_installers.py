@@ -155,6 +155,7 @@ class _Backend:
     """What both backends share: validation, the runner, the environment and redaction."""
 
     name = ""
+    _NOT_FOUND: tuple = ()
 
     def __init__(self, python: str, runner, sources: Optional[WheelSources] = None,
                  timeout: Optional[float] = None, environ: Optional[Mapping[str, str]] = None):
@@ -182,6 +183,21 @@ class _Backend:
     def version(self) -> str:
         """The installer's version; raises ``InstallerError`` when it does not run."""
         raise NotImplementedError
+
+    def not_found(self, result) -> list:
+        """Canonical names of the requirements a failed install says its wheel sources do not offer."""
+        text = "%s\n%s" % (result.stdout or "", result.stderr or "")
+        return sorted({canonical_name(m) for pattern in self._NOT_FOUND for m in re.findall(pattern, text)})
+
+    def describe_sources(self) -> str:
+        """The wheel sources searched, as a person reads them (credentials redacted by the caller)."""
+        parts = ["find-links %s" % ", ".join(self.sources.find_links)] if self.sources.find_links else []
+        if self.sources.no_index:
+            parts.append("no index")
+        else:
+            indexes = ((self.sources.index_url,) if self.sources.index_url else ()) + self.sources.extra_index_urls
+            parts.append("index %s" % ", ".join(indexes) if indexes else "the %s's configured index" % self.name)
+        return "; ".join(parts)
 
     def _uninstall_argv(self, names: tuple) -> list:
         raise NotImplementedError
@@ -222,6 +238,7 @@ class PipBackend(_Backend):
     """
 
     name = "pip"
+    _NOT_FOUND = (r"No matching distribution found for ([A-Za-z0-9][A-Za-z0-9._-]*)",)
 
     def _pip(self) -> list:
         return [self.python, "-I", "-m", "pip"]
@@ -244,6 +261,7 @@ class UvBackend(_Backend):
     """``uv pip`` aimed at the venv's interpreter; the venv needs no pip."""
 
     name = "uv"
+    _NOT_FOUND = (r"\b([A-Za-z0-9][A-Za-z0-9._-]*) was not found in the", r"there is no version of ([A-Za-z0-9][A-Za-z0-9._-]*)")
 
     def __init__(self, uv: str, python: str, runner, sources: Optional[WheelSources] = None,
                  timeout: Optional[float] = None, environ: Optional[Mapping[str, str]] = None):

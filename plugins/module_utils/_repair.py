@@ -66,6 +66,7 @@ class _Run:
     loader: object = None  # the node's loader configuration, read once per run
     lock_fd: Optional[int] = None  # installers inherit the lock: an orphaned one keeps the venv locked
     observed: object = None  # the venv as found: which installer made it, whether it has pip
+    unfixable: List[str] = field(default_factory=list)  # batches skipped because a wheel is not in the sources
     _backend: object = None
 
     @property
@@ -151,9 +152,11 @@ def _converge(run, root: str, state_dir: str, static: FactsOptions) -> dict:
         for _round in range(1 if options.batch else MAX_ROUNDS):
             batches = (plan.batches[options.batch - 1],) if options.batch else plan.batches
             for batch in batches:
-                current, baseline = _run_batch(run, journal, root, state_dir, batch, state, before, plan, recovered)
-                state = _ready(current, baseline)
-            if options.batch:
+                outcome = _run_batch(run, journal, root, state_dir, batch, state, before, plan, recovered)
+                if outcome is not None:  # None: skipped, restored, for want of a wheel; the next batch runs
+                    state = _ready(*outcome)
+            current = state()[0]
+            if options.batch or run.unfixable:  # another round would only meet the same missing wheels
                 break
             plan = make_plan(without_probe(current), diagnose(current), options.desired)
             if plan.empty or plan.as_dict() == plan_seen.as_dict():
@@ -162,7 +165,11 @@ def _converge(run, root: str, state_dir: str, static: FactsOptions) -> dict:
     journal.append("done")
     journal.reset()
     after = without_probe(current)  # nothing changed since the last batch's observation
-    return _result(options, before, after, plan_seen, run, recovered, probe_obs=current)
+    result = _result(options, before, after, plan_seen, run, recovered, probe_obs=current)
+    if run.unfixable:
+        result["plan"]["unfixable"] = list(result["plan"]["unfixable"]) + run.unfixable
+        raise RepairFailed("; ".join(run.unfixable) + ("" if options.batch else "; the other batches ran"), result)
+    return result
 
 
 def _probe_pycache(obs, state_dir: str) -> Optional[str]:
@@ -221,8 +228,16 @@ def _run_batch(run, journal, root, state_dir, batch, state, before, plan, recove
         run.touched.update(a.name for a in actions if a.kind != "remove")
         crash_point("repair.after-%s" % kind)
         if not result.ok:
-            _fail(run, txn, record, "batch %d: %s failed: %s" % (batch.number, kind, _tail(result)),
-                  _result(run.options, before, current, plan, run, recovered, failed=True))
+            message = "batch %d: %s failed: %s" % (batch.number, kind, _tail(result))
+            missing = [a.requirement for a in actions if a.name in run.backend.not_found(result)]
+            if missing:  # unfixable from these sources: restore this batch, let the independent ones run
+                message = redact("%s; unfixable: %s not found in the wheel sources (%s)" % (
+                    message, ", ".join(missing), run.backend.describe_sources()), run.secrets)
+                _restore(txn, record, message)
+                run.touched.difference_update(a.name for a in batch.actions)  # restored: nothing of it to verify
+                run.unfixable.append(message)
+                return None
+            _fail(run, txn, record, message, _result(run.options, before, current, plan, run, recovered, failed=True))
     txn.probe()
     crash_point("repair.before-probe")
     after = _with_probe(run.options, run.runner, run.loader)
@@ -240,12 +255,17 @@ def _run_batch(run, journal, root, state_dir, batch, state, before, plan, recove
 def _fail(run, txn, record, message, result):
     """Restore the batch's snapshot, close the journal, and raise with the partial result."""
     message = redact(message, run.secrets)
+    _restore(txn, record, message)
+    raise RepairFailed(message, result)
+
+
+def _restore(txn, record, message):
+    """Restore the batch's snapshot and close the journal; the record says why."""
     txn.rollback(message)
     txn.journal.append("done")
     txn.journal.reset()
     record["result"] = "rolled back"
     record["reason"] = message
-    raise RepairFailed(message, result)
 
 
 def _command_groups(actions):

@@ -173,3 +173,27 @@ def test_conflict_and_missing_files_messages_lead_with_the_shared_libraries(tmp_
     libraries = conflict["message"].split("shared librar", 1)[1].split(";", 1)[0]
     assert "libcudnn.so.9" in libraries
     assert subjects(found, "FILE_OWNERSHIP_CONFLICT", "error")
+
+
+def test_a_wheel_missing_from_the_sources_is_unfixable_and_the_independent_batches_still_run(tmp_path):
+    info = build_scenario("gutted", tmp_path / "built", cache=CACHE)
+    wheelhouse = tmp_path / "wheelhouse-without-nccl"
+    shutil.copytree(str(info.wheelhouse), str(wheelhouse))
+    for wheel in wheelhouse.glob("nvidia_nccl_cu12-*.whl"):
+        wheel.unlink()
+    args = dict(path=str(info.venv), find_links=[str(wheelhouse)], no_index=True, backend="pip", batch_size=1)
+    rc, result, output = run_module(tmp_path, "cuda_venv_repair", args)
+    assert rc != 0, output
+    planned = {b["batch"]: [a["name"] for a in b["actions"]] for b in result["plan"]["batches"]}
+    [nccl] = [number for number, names in planned.items() if names == ["nvidia-nccl-cu12"]]
+    assert result["msg"] == (
+        "batch %d: reinstall failed: ERROR: Could not find a version that satisfies the requirement "
+        "nvidia-nccl-cu12==2.27.5 (from versions: none) | ERROR: No matching distribution found for "
+        "nvidia-nccl-cu12==2.27.5; unfixable: nvidia-nccl-cu12==2.27.5 not found in the wheel sources (find-links %s; "
+        "no index); the other batches ran" % (nccl, wheelhouse))
+    assert [(b["batch"], b["result"]) for b in result["batches"]] == [
+        (number, "rolled back" if number == nccl else "committed") for number in sorted(planned)]
+    assert result["plan"]["unfixable"] == [result["msg"][:-len("; the other batches ran")]]
+    assert result["verified"] == {"nvidia-cudnn-cu12": "ok", "nvidia-cusparselt-cu12": "ok", "nvidia-nvshmem-cu12": "ok"}
+    after = facts(tmp_path, info.venv)
+    assert subjects(after, "RECORD_MISSING_FILES", "error") == ["nvidia-nccl-cu12 2.27.5"]
