@@ -32,41 +32,49 @@ NO_GPU = "benchmark skipped: torch.cuda.is_available() is False (torch 2.9.1+cu1
 
 
 def wheel_from_installed(name, dest):
-    """A py3-none-any wheel of the installed pure-Python distribution ``name`` (offline: no index needed)."""
+    """A py3-none-any wheel of the installed distribution ``name`` (offline: no index needed); its scripts
+    (``../../../bin/X`` in RECORD, as uv's binary) go to the wheel's ``.data/scripts``."""
     dist = metadata.distribution(name)
-    files = [f for f in dist.files if "__pycache__" not in f.parts and not str(f).startswith("..")]
+    files = [f for f in dist.files if "__pycache__" not in f.parts and
+             (not str(f).startswith("..") or str(f).startswith("../../../bin/"))]
     dist_info = next(f.parts[0] for f in files if f.parts[0].endswith(".dist-info"))
+    stem = dist_info[:-len(".dist-info")]
     records = []
-    path = os.path.join(dest, dist_info[:-len(".dist-info")] + "-py3-none-any.whl")
+    path = os.path.join(dest, stem + "-py3-none-any.whl")
     with zipfile.ZipFile(path, "w", zipfile.ZIP_DEFLATED) as wheel:
         for file in sorted(files, key=str):
             if file.parts[0] == dist_info and file.name in ("RECORD", "INSTALLER", "REQUESTED", "direct_url.json"):
                 continue
             data = file.read_binary()
-            wheel.writestr(str(file), data)
+            arcname = "%s.data/scripts/%s" % (stem, file.name) if str(file).startswith("..") else str(file)
+            info = zipfile.ZipInfo(arcname)
+            info.external_attr = (0o100755 if arcname.startswith(stem + ".data/scripts/") else 0o100644) << 16
+            wheel.writestr(info, data, zipfile.ZIP_DEFLATED)
             digest = base64.urlsafe_b64encode(hashlib.sha256(data).digest()).rstrip(b"=").decode()
-            records.append("%s,sha256=%s,%d" % (file, digest, len(data)))
+            records.append("%s,sha256=%s,%d" % (arcname, digest, len(data)))
         records.append(dist_info + "/RECORD,,")
         wheel.writestr(dist_info + "/RECORD", "\n".join(records) + "\n")
     return path
 
 
-def write_inventory(tmp_path, hosts):
-    """Local hosts, each with its venv, its wheelhouses and its own tools venv (filled from a packaging wheel)."""
+def write_inventory(tmp_path, hosts, backend="pip", tools_wheels=("packaging",)):
+    """Local hosts, each with its venv, its wheelhouses and its own tools venv (filled from wheels of the
+    ``tools_wheels`` installed here)."""
     tools_wheelhouse = tmp_path / "tools-wheelhouse"
     tools_wheelhouse.mkdir()
-    wheel_from_installed("packaging", str(tools_wheelhouse))
+    for name in tools_wheels:
+        wheel_from_installed(name, str(tools_wheelhouse))
     inventory = {"all": {"hosts": {}, "vars": {
         "ansible_connection": "local",
         "ansible_python_interpreter": sys.executable,
         "venv_repair_no_index": True,
-        "venv_repair_backend": "pip",
+        "venv_repair_backend": backend,
         "venv_repair_tools_find_links": [str(tools_wheelhouse)],
     }}}
     for name, info in hosts.items():
         inventory["all"]["hosts"][name] = {
             "venv_repair_path": str(info.venv),
-            "venv_repair_find_links": [str(info.wheelhouse), str(info.extra_wheelhouse)],
+            "venv_repair_find_links": [str(info.wheelhouse)] + ([str(info.extra_wheelhouse)] if info.extra_wheelhouse else []),
             "venv_repair_tools_venv": str(tmp_path / ("tools-" + name)),
         }
     path = tmp_path / "inventory.json"
@@ -74,11 +82,11 @@ def write_inventory(tmp_path, hosts):
     return str(path)
 
 
-def run_playbook(tmp_path, inventory, *args):
+def run_playbook(tmp_path, inventory, *args, path=None):
     """ansible-playbook playbooks/repair.yml; returns (rc, output, recap lines by host, PLAY RECAP stats by host)."""
     argv = [os.path.join(os.path.dirname(sys.executable), "ansible-playbook"), "-i", inventory, PLAYBOOK] + list(args)
-    proc = subprocess.run(argv, cwd=ROOT, env=ansible_env(tmp_path), capture_output=True, text=True, timeout=1800,
-                          check=False)
+    env = dict(ansible_env(tmp_path), **({"PATH": path} if path else {}))
+    proc = subprocess.run(argv, cwd=ROOT, env=env, capture_output=True, text=True, timeout=1800, check=False)
     output = proc.stdout + proc.stderr
     return proc.returncode, output, recap_lines(output), play_stats(output)
 
@@ -157,3 +165,19 @@ def test_repair_playbook_check_rollback_repair_and_rerun(tmp_path):
     assert recap == {"gutted": "healthy before - healthy; nothing to do", "partial": "healthy before - healthy; nothing to do"}
     assert {host: s["changed"] for host, s in stats.items()} == {"gutted": 0, "partial": 0}
     assert "RUNNING HANDLER" not in output
+
+
+@pytest.mark.slow
+def test_repair_playbook_on_a_uv_made_venv_gives_its_tools_venv_uv(tmp_path):
+    contaminated = build_scenario("contaminated", tmp_path / "uv-made", cache=CACHE, installer="uv")
+    inventory = write_inventory(tmp_path, {"uvhost": contaminated}, backend="auto", tools_wheels=("packaging", "uv"))
+    bare = "/usr/local/bin:/usr/bin:/bin"  # no uv on PATH: the role's tools venv must bring it
+    rc, output, recap, stats = run_playbook(tmp_path, inventory, path=bare)
+    assert rc == 0, output
+    assert recap["uvhost"] == "repaired - 2 batch(es) committed (%s; %s); now healthy; %s" % (BATCH_1, BATCH_2, NO_GPU)
+    assert os.access(str(tmp_path / "tools-uvhost" / "bin" / "uv"), os.X_OK)
+    assert not [n for n in installed(contaminated.venv) if n.lower().startswith("pip==")]  # never pip in the venv
+    assert "nvidia-cudnn-cu12==9.10.2.21" in installed(contaminated.venv)
+    assert not [n for n in installed(contaminated.venv) if n.endswith(("-cu13==9.24.0.43", "-cu13==2.30.7"))]
+    rc, output, recap, stats = run_playbook(tmp_path, inventory, path=bare)
+    assert rc == 0 and recap == {"uvhost": "healthy before - healthy; nothing to do"}, output
