@@ -103,20 +103,61 @@ def project(requirement: str) -> str:
     return requirement.partition("==")[0]
 
 
-def build_copy(stack: str, dest: Path) -> List[Completed]:
-    """A healthy venv of ``stack`` at ``dest``: ``python3.11 -m venv``, then uv installs torch from its cache."""
+def build_copy(stack: str, dest: Path, made_by: str = "pip") -> List[Completed]:
+    """A healthy venv of ``stack`` at ``dest``: ``python3.11 -m venv`` (made_by pip: the venv has pip) or
+    ``uv venv`` (made_by uv: no pip), then uv installs torch from its cache."""
     if dest.exists():
         raise AcceptanceError("%s exists: each copy goes into a new directory" % dest)
     dest.parent.mkdir(parents=True, exist_ok=True)
     uv_cache = cache_root() / "uv"
     warm = uv_cache.joinpath(".warm-" + stack).exists()
     require_free(dest.parent, SCENARIO_BYTES + (0 if warm else UV_CACHE_BYTES[stack]), "a %s venv copy" % stack)
-    done = [run([find_python(), "-m", "venv", dest]),
+    create = ([find_python(), "-m", "venv", dest] if made_by == "pip" else
+              [uv_executable(), "venv", "--no-config", "--quiet", "--python", find_python(), dest])
+    done = [run(create),
             run([uv_executable(), "pip", "install", "--no-config", "--python", dest / "bin" / "python", "--link-mode",
                  "hardlink", "--no-index", "--find-links", wheelhouse(), TORCH[stack]])]
     uv_cache.mkdir(parents=True, exist_ok=True)
     uv_cache.joinpath(".warm-" + stack).touch()
     return done
+
+
+def uv_pip(venv: Path, *args: str) -> Completed:
+    """``uv pip`` aimed at the venv, as the incident's user ran it, reading only the cache wheelhouse."""
+    return run([uv_executable(), "pip", args[0], "--no-config", "--python", venv / "bin" / "python", *args[1:]])
+
+
+def uv_contaminate(venv: Path) -> List[Completed]:
+    """The incident with its own tool: ``uv pip install`` of the four cu13 wheels over the cu12 ones."""
+    return [uv_pip(venv, "install", "--link-mode", "hardlink", "--no-index", "--find-links", str(wheelhouse()),
+                   *CONTAMINANTS)]
+
+
+def uv_gut(venv: Path) -> List[Completed]:
+    """``uv pip uninstall`` of the cu13 wheels: it deletes the cu12 files at the same paths, as pip's does."""
+    return [uv_pip(venv, "uninstall", *[project(c) for c in CONTAMINANTS])]
+
+
+def move(before: Path, venv: Path) -> List[Completed]:
+    """The venv moved as people move one: a copy (hard links: metadata only), the console scripts' shebangs
+    rewritten to the new path (each into a new file renamed into place: the old inode is shared), the original
+    removed."""
+    started = time.monotonic()
+    copied = run(["cp", "-al", before, venv])
+    old, new = str(before).encode(), str(venv).encode()
+    for script in sorted((venv / "bin").iterdir()):
+        if script.is_symlink() or not script.is_file():
+            continue
+        data = script.read_bytes()
+        if not data.startswith(b"#!" + old):
+            continue
+        line, sep, body = data.partition(b"\n")
+        temporary = script.with_name(script.name + ".acceptance-moved")
+        temporary.write_bytes(line.replace(old, new, 1) + sep + body)
+        os.chmod(str(temporary), script.stat().st_mode & 0o7777)
+        os.replace(str(temporary), str(script))
+    remove_tree(before)
+    return [copied, Completed(("rewrite-shebangs", str(venv)), 0, "", time.monotonic() - started)]
 
 
 def contaminate(venv: Path) -> List[Completed]:
@@ -157,6 +198,8 @@ class Scenario:
     stack: str
     steps: Tuple[Callable[[Path], List[Completed]], ...]
     description: str
+    made_by: str = "pip"  # pip: python -m venv, the venv has pip; uv: uv venv, no pip (the incident's tool)
+    moved: bool = False  # built elsewhere, then moved to its path with its console scripts' shebangs rewritten
 
 
 SCENARIOS = (
@@ -167,6 +210,12 @@ SCENARIOS = (
     Scenario("partial-restore", "cu12", (contaminate, gut, restore_cudnn), "then nvidia-cudnn-cu13 installed again"),
     Scenario("curand-removed", "cu13", (remove_curand,), "nvidia-curand uninstalled from the CUDA 13 stack"),
     Scenario("truncated-nccl", "cu12", (truncate_nccl,), "libnccl.so.2 truncated to 0 bytes"),
+    Scenario("moved-healthy-cu12", "cu12", (), "healthy-cu12 moved to another path, shebangs rewritten", moved=True),
+    Scenario("moved-gutted", "cu12", (contaminate, gut), "gutted, then moved, shebangs rewritten", moved=True),
+    Scenario("uv-contaminated", "cu12", (uv_contaminate,), "contaminated in a venv made by uv venv (no pip), with uv",
+             made_by="uv"),
+    Scenario("uv-gutted", "cu12", (uv_contaminate, uv_gut), "gutted in a venv made by uv venv (no pip), with uv",
+             made_by="uv"),
 )
 
 
@@ -176,9 +225,13 @@ def scenario(name: str) -> Scenario:
 
 def build_scenario(name: str, dest: Path) -> List[Completed]:
     """A healthy copy at ``dest``, then the scenario's steps; returns every command run."""
-    done = build_copy(scenario(name).stack, dest)
-    for step in scenario(name).steps:
-        done.extend(step(dest))
+    wanted = scenario(name)
+    built = dest.with_name(dest.name + "-before-move") if wanted.moved else dest
+    done = build_copy(wanted.stack, built, wanted.made_by)
+    for step in wanted.steps:
+        done.extend(step(built))
+    if wanted.moved:
+        done.extend(move(built, dest))
     return done
 
 

@@ -9,7 +9,7 @@ import pytest
 
 from acceptance_fetch import ROOT, AcceptanceError, NotEnoughDisk, cache_root, ensure_wheelhouse, find_python, wheelhouse
 from acceptance_table import Row, markdown, summarize_batches
-from acceptance_venvs import SCENARIOS, build_scenario, remove_tree, run, uv_executable
+from acceptance_venvs import SCENARIOS, build_scenario, remove_tree, run, scenario, uv_executable
 
 from tests.scenarios.scenario_tools import run_module
 
@@ -47,7 +47,9 @@ class RealScenario:
         return result["ansible_facts"]["cuda_venv"]
 
     def repair(self, key="repair"):
-        args = {"path": str(self.venv), "find_links": [str(wheelhouse())], "no_index": True, "backend": "pip"}
+        # pip-made venvs with their own pip; uv-made ones (no pip) with the backend auto picks: uv
+        backend = "pip" if scenario(self.name).made_by == "pip" else "auto"
+        args = {"path": str(self.venv), "find_links": [str(wheelhouse())], "no_index": True, "backend": backend}
         rc, result, output, seconds = self.module(key, "cuda_venv_repair", args)
         if key == "repair":
             self.row.repair_seconds, self.row.batches = seconds, summarize_batches(result)

@@ -98,6 +98,14 @@ def check_truncated_nccl(facts):
     assert "IMPORT_FAILED" in codes(facts, "error")
 
 
+def check_moved_healthy(facts):
+    check_healthy(facts, "cu12")
+    moved = [f for f in facts["findings"] if f["code"] == "VENV_MOVED"]
+    assert [f["severity"] for f in moved] == ["info"], excerpt(facts)
+    assert "../../../bin/torchrun" in moved[0]["details"]["scripts"], excerpt(facts, "VENV_MOVED")
+    assert "RECORD_MODIFIED_FILES" not in codes(facts), excerpt(facts, "RECORD_MODIFIED_FILES")
+
+
 FINDINGS = {
     "healthy-cu12": lambda facts: check_healthy(facts, "cu12"),
     "healthy-cu13": lambda facts: check_healthy(facts, "cu13"),
@@ -106,6 +114,10 @@ FINDINGS = {
     "partial-restore": check_partial_restore,
     "curand-removed": check_curand_removed,
     "truncated-nccl": check_truncated_nccl,
+    "moved-healthy-cu12": check_moved_healthy,
+    "moved-gutted": check_gutted,
+    "uv-contaminated": check_contaminated,
+    "uv-gutted": check_gutted,
 }
 
 # The plan: (action, name) in order, as on the stand-ins (tests/scenarios/test_repair_scenarios.py); only the
@@ -118,11 +130,15 @@ PLAN = {
     "partial-restore": [("remove", "nvidia-cudnn-cu13")] + [("reinstall", n) for n in CU12_COLLIDING],
     "curand-removed": [("install", "nvidia-curand")],
     "truncated-nccl": [("reinstall", "nvidia-nccl-cu12")],
+    "moved-healthy-cu12": [],
+    "moved-gutted": [("reinstall", n) for n in CU12_COLLIDING],
+    "uv-contaminated": [("remove", n) for n in CU13_COLLIDING] + [("reinstall", n) for n in CU12_COLLIDING],
+    "uv-gutted": [("reinstall", n) for n in CU12_COLLIDING],
 }
 
 
 # Subjects of RUNTIME_LIBRARY_MISMATCH (error): the libraries torch runs that are not the declared wheels'.
-RUNTIME_MISMATCHES = {"contaminated": ["cudnn", "nccl"]}
+RUNTIME_MISMATCHES = {"contaminated": ["cudnn", "nccl"], "uv-contaminated": ["cudnn", "nccl"]}
 
 
 def planned(result):
@@ -145,7 +161,7 @@ def test_repair_converges(real):
     rc, result, output = real.repair()
     assert rc == 0, output[-6000:]
     assert result["healthy"] is True, json.dumps(result.get("findings"), indent=1)[:6000]
-    assert result["changed"] is (not real.name.startswith("healthy"))
+    assert result["changed"] is ("healthy" not in real.name)
 
 
 def test_plan_is_ordered_as_on_the_standins(real):
