@@ -90,3 +90,14 @@ def test_bad_option_values_are_refused(tmp_path, venv):
     assert rc != 0 and "verify" in result["msg"] and "md5" in result["msg"]
     rc, result, _output = facts(tmp_path, path, probe_timeout=-1)
     assert rc != 0 and "probe_timeout must be positive" in result["msg"]
+
+
+@pytest.mark.parametrize("anchor", ["torch;rm -rf /", "1torch", "torch..nn"])
+def test_an_invalid_anchor_fails_with_a_message_naming_it_and_no_traceback(tmp_path, venv, anchor):
+    path, _site = venv
+    digest = tree_digest(str(path))
+    rc, result, output = facts(tmp_path, path, anchor=anchor)
+    assert rc != 0, output
+    assert result["msg"] == "anchor %r is not an importable module name: pass one such as 'torch'" % anchor.replace("-", "_")
+    assert "Traceback" not in output and "exception" not in result
+    assert tree_digest(str(path)) == digest
