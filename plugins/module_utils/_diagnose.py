@@ -386,7 +386,7 @@ def driver_too_old(obs) -> List[Finding]:
                         {"max_cuda": gpu["max_cuda"], "needed": str(needed), "minimum_driver": minimum})]
     return [Finding(F.DRIVER_TOO_OLD, F.ERROR, subject,
                     "The driver supports CUDA up to %s but %s is built for CUDA %s: a CUDA %s build needs driver "
-                    "%s or newer." % (gpu["max_cuda"], obs.options.anchor, needed, str(needed).split(".")[0], minimum),
+                    "%s or newer." % (gpu["max_cuda"], obs.options.anchor, needed, str(needed).split(".", maxsplit=1)[0], minimum),
                     "Upgrade the host's NVIDIA driver (>= %s) or install a build of %s for CUDA %s." % (
                         minimum, obs.options.anchor, gpu["max_cuda"]),
                     {"max_cuda": gpu["max_cuda"], "needed": str(needed), "minimum_driver": minimum})]

@@ -62,8 +62,7 @@ def _import_paths(obs):
     graph = obs.import_graph
     if graph is None:
         return
-    for path in graph.objects:
-        yield path
+    yield from graph.objects
     for resolutions in graph.resolutions.values():
         for res in resolutions:
             if res.path is not None:

@@ -69,7 +69,7 @@ options:
   revert_edits:
     description:
       - Also force-reinstall distributions outside the CUDA stack whose files differ from RECORD or are missing
-        although no other wheel wrote them (a hand-edited model library, deleted files): their
+        although no other wheel wrote them (a hand-edited model library, deleted files). Their
         C(RECORD_MODIFIED_FILES) and C(RECORD_MISSING_FILES) findings are warnings, and by default the repair
         leaves such files exactly as they are.
       - The CUDA stack is every owner of a path another wheel also lists, the cu12/cu13 colliding families, the
@@ -98,7 +98,7 @@ options:
     description:
       - C(pip) runs the venv's C(python -m pip), honouring the node's pip configuration.
       - C(uv) runs C(uv pip --python VENV/bin/python); uv reads its own configuration, not pip's.
-      - C(auto) follows the installer the venv's distributions record (their C(INSTALLER) file): uv for a venv made
+      - C(auto) follows the installer the venv's distributions record (their C(INSTALLER) file). uv for a venv made
         by uv (which has no pip), the venv's own pip for one made by pip; the other one when the first is missing.
         Fails, naming every place looked in, when the venv has no pip and no uv is found. pip is never installed
         into the venv.

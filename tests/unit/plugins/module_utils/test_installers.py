@@ -396,7 +396,7 @@ def test_select_auto_keeps_a_pip_made_venv_on_its_pip_though_uv_is_there(layout)
     _executable_file(os.path.join(os.path.dirname(python), "uv"))
     runner = RecordingRunner([reply(stdout="pip 26.2.1 from /x (python 3.12)\n")])
     backend = select_backend("auto", python, runner, environ=env, recorded="pip", has_pip=True, own_python=own)
-    assert type(backend) is PipBackend
+    assert isinstance(backend, PipBackend) and not isinstance(backend, UvBackend)
     assert runner.argvs == [(python, "-I", "-m", "pip", "--version")]
 
 
