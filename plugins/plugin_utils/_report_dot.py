@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import re
 import subprocess
+from html import escape
 
 from ansible_collections.gpuops.cuda_venv.plugins.plugin_utils._report_graph import Graph, edge_title
 from ansible_collections.gpuops.cuda_venv.plugins.plugin_utils._report_svg import (
@@ -41,7 +42,7 @@ def to_dot(graph: Graph, graph_id: str) -> str:
     """The graph in the DOT language: one cluster per group, left to right."""
     out = ["digraph %s {" % quote(graph_id),
            '  graph [rankdir=LR, fontname="DejaVu Sans Mono", fontsize=10, nodesep=0.15, ranksep=0.6, '
-           'newrank=true, id=%s, class="dot"];' % quote(graph_id),
+           'newrank=true, id=%s];' % quote(graph_id + "-graph"),
            '  node [shape=box, style="rounded,filled", fillcolor="#ffffff", fontname="DejaVu Sans Mono", '
            'fontsize=10, margin="0.08,0.04", height=0.3];',
            '  edge [color="%s", arrowsize=0.6, fontname="DejaVu Sans", fontsize=9];' % EDGE]
@@ -78,8 +79,9 @@ def to_dot(graph: Graph, graph_id: str) -> str:
     return "\n".join(out) + "\n"
 
 
-def render_dot(text: str, executable: str) -> str:
-    """``dot -Tsvg`` of ``text``: the ``<svg>`` element (prolog and comments dropped)."""
+def render_dot(text: str, executable: str, svg_id: str) -> str:
+    """``dot -Tsvg`` of ``text``: the ``<svg>`` element (prolog and comments dropped), with id ``svg_id`` and the
+    classes ``graph dot``."""
     try:
         proc = subprocess.run([executable, "-Tsvg"], input=text.encode("utf-8"), capture_output=True,
                               timeout=DOT_TIMEOUT, check=False)
@@ -92,4 +94,5 @@ def render_dot(text: str, executable: str) -> str:
     start = svg.find("<svg")
     if start < 0:
         raise DotError("%s -Tsvg wrote no <svg> element" % executable)
-    return re.sub(r"<!--.*?-->", "", svg[start:], flags=re.S).strip()
+    svg = re.sub(r"<!--.*?-->", "", svg[start:], flags=re.S).strip()
+    return '<svg id="%s" class="graph dot"%s' % (escape(svg_id), svg[len("<svg"):])

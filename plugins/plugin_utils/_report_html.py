@@ -36,6 +36,7 @@ white-space:nowrap}
 .sev-error{color:#c92a2a;font-weight:bold}.sev-warning{color:#e67700;font-weight:bold}.sev-info{color:#495057}
 .mismatch{color:#c92a2a;font-weight:bold}.muted{color:#868e96}
 .graph-wrap{overflow:auto;border:1px solid #dee2e6;max-height:85vh;background:#fff}
+.fit:checked~.graph-wrap svg.graph{max-width:100%;height:auto}.fit-label{font-size:12px;color:#495057}
 .legend span{display:inline-block;margin-right:14px}.swatch{display:inline-block;width:14px;height:10px;
 border:1.5px solid;margin-right:4px;vertical-align:middle}
 """
@@ -201,8 +202,11 @@ def _venv_section(facts: dict, graph_id: str, draw_graph) -> str:
         escape(str(facts.get("summary"))), escape(str((facts.get("python") or {}).get("version"))),
         escape(str(facts.get("anchor"))), "" if (facts.get("probe") or {}).get("ok") else "sev-error",
         escape(_probe_text(facts)))]
-    parts.append('<h3>What importing %s loads</h3>%s<div class="graph-wrap">%s</div>' % (
-        escape(str(facts.get("anchor"))), _legend(), draw_graph(facts, graph_id, "import graph " + graph_id)))
+    # Fitted to the page's width by default; unticked, drawn at full size with scroll bars (CSS only, no script).
+    parts.append('<h3>What importing %s loads</h3>%s<div><input type="checkbox" class="fit" id="%s-fit" checked>'
+                 '<label class="fit-label" for="%s-fit"> fit to the page\'s width</label><div class="graph-wrap">%s'
+                 '</div></div>' % (escape(str(facts.get("anchor"))), _legend(), escape(graph_id), escape(graph_id),
+                                   draw_graph(facts, graph_id, "import graph " + graph_id)))
     parts.append("<h3>Findings</h3>%s" % _findings(facts.get("findings") or []))
     conflicts = _real_conflicts(facts)
     harmless = len(facts.get("conflicts") or []) - len(conflicts)

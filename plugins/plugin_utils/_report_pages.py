@@ -44,7 +44,7 @@ class Drawer:
         graph = build_graph(facts)
         if self.dot is not None:
             try:
-                svg = dot.render_dot(dot.to_dot(graph, graph_id), self.dot)
+                svg = dot.render_dot(dot.to_dot(graph, graph_id), self.dot, graph_id)
                 self.used.append("dot")
                 return svg
             except dot.DotError as exc:

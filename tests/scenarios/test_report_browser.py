@@ -41,7 +41,7 @@ def broken_edges(svg):
         # the built-in drawing names the soname in data-soname, dot in the link's tooltip ("X needs SONAME: ...")
         title = " ".join(a.attrs.get("xlink:title", "") for a in edge.find_all("a"))
         soname = edge.attrs.get("data-soname") or title.split(" needs ", 1)[1].split(":", 1)[0]
-        found[soname] = " ".join(t.text() for t in edge.find_all("text"))
+        found[soname] = drawn_text(edge)
     return found
 
 
@@ -52,8 +52,13 @@ def graph_of(dom, section):
     return svgs[0]
 
 
+def drawn_text(element):
+    """The text drawn inside an SVG element (its <text> elements; not the tooltips)."""
+    return " ".join(t.text() for t in element.find_all("text"))
+
+
 def missing_boxes(svg):
-    return sorted(n.text() for n in svg.find_all("g", classes=("node", "missing")))
+    return sorted(drawn_text(n) for n in svg.find_all("g", classes=("node", "missing")))
 
 
 @pytest.mark.slow
@@ -110,9 +115,12 @@ def test_repair_playbook_writes_the_report_chromium_renders(tmp_path):
     batches = [(r.attrs["data-result"], r.find_all("td")[1].text()) for r in page.find_all("tr", classes=("batch",))]
     assert batches == [("committed", "remove what nothing kept needs"),
                        ("committed", "remove colliding wheels, then reinstall what they overwrote or deleted")]
-    compare = page.find_all("table")[0]
-    assert compare.attrs.get("id") == "compare" and "now" not in compare.text()
-    assert "12 + 13 (mixed)" in compare.text()
+    [compare] = [t for t in page.find_all("table") if t.attrs.get("id") == "compare"]
+    rows = {r.find_all("th")[0].text(): [d.text() for d in r.find_all("td")] for r in compare.find_all("tr")[1:]}
+    assert rows["verdict"][1] == "healthy" and rows["verdict"][0].startswith("broken: 10 error(s)")
+    assert rows["CUDA"] == ["12 + 13 (mixed)", "12"]
+    assert rows["cuDNN loaded / pinned"] == ["none / ==9.10.2.21", "9.10.2 / ==9.10.2.21"]
+    assert rows["import"][0] == "fails: ImportError: " + CUDNN_MESSAGE
     screenshot(os.path.join(kept, "host-gutted.html"), os.path.join(KEEP, "host-gutted.png"), profile)
 
     # The rolled-back host's page: the failed batch, with why.

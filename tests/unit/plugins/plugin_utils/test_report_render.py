@@ -109,8 +109,8 @@ def test_builtin_drawing_draws_the_broken_edge_with_its_message():
 
 
 def test_dot_drawing_draws_the_broken_edge_with_its_message():
-    svg = dot.render_dot(dot.to_dot(build_graph(facts()), "after"), dot_executable())
-    assert svg.startswith("<svg") and 'id="after"' in svg
+    svg = dot.render_dot(dot.to_dot(build_graph(facts()), "after"), dot_executable(), "after")
+    assert svg.startswith('<svg id="after" class="graph dot" width="')
     edge = svg[svg.index('class="edge broken"'):]
     edge = edge[:edge.index("</g>\n<!--") if "</g>\n<!--" in edge else len(edge)]
     assert 'stroke-dasharray' in edge
@@ -122,7 +122,7 @@ def test_texts_from_facts_are_escaped_in_both_drawings_and_the_pages():
     hostile = facts(extra_soname=EVIL)
     hostile["distributions"][0]["name"] = 'torch"><b>'
     assert EVIL not in draw(build_graph(hostile), "g", EVIL) and "<b>" not in draw(build_graph(hostile), "g", "t")
-    svg = dot.render_dot(dot.to_dot(build_graph(hostile), 'x" onload="y'), dot_executable())
+    svg = dot.render_dot(dot.to_dot(build_graph(hostile), 'x" onload="y'), dot_executable(), 'x" onload="y')
     assert EVIL not in svg and "&lt;script&gt;" in svg and 'onload="y' not in svg
     files, _rows, _note = render_report({EVIL: {"host": EVIL, "outcome": {"status": EVIL, "reason": EVIL},
                                                 "before": hostile, "plan": {"batches": [], "unfixable": [EVIL]},
