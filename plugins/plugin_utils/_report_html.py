@@ -199,13 +199,13 @@ def _real_conflicts(facts: dict) -> List[dict]:
 
 def _venv_section(facts: dict, graph_id: str, draw_graph) -> str:
     parts = ['<p><b>%s</b></p><p>python %s, anchor %s, import: <span class="%s">%s</span></p>' % (
-        escape(str(facts.get("summary"))), escape(str((facts.get("python") or {}).get("version"))),
-        escape(str(facts.get("anchor"))), "" if (facts.get("probe") or {}).get("ok") else "sev-error",
+        escape(str(facts.get("summary") or "")), escape(str((facts.get("python") or {}).get("version") or "?")),
+        escape(str(facts.get("anchor") or "?")), "" if (facts.get("probe") or {}).get("ok") else "sev-error",
         escape(_probe_text(facts)))]
     # Fitted to the page's width by default; unticked, drawn at full size with scroll bars (CSS only, no script).
     parts.append('<h3>What importing %s loads</h3>%s<div><input type="checkbox" class="fit" id="%s-fit" checked>'
                  '<label class="fit-label" for="%s-fit"> fit to the page\'s width</label><div class="graph-wrap">%s'
-                 '</div></div>' % (escape(str(facts.get("anchor"))), _legend(), escape(graph_id), escape(graph_id),
+                 '</div></div>' % (escape(str(facts.get("anchor") or "the anchor")), _legend(), escape(graph_id), escape(graph_id),
                                    draw_graph(facts, graph_id, "import graph " + graph_id)))
     parts.append("<h3>Findings</h3>%s" % _findings(facts.get("findings") or []))
     conflicts = _real_conflicts(facts)

@@ -143,6 +143,15 @@ def test_builtin_layout_report_of_the_gutted_venv(tmp_path):
     args = {"dest": str(report), "reports": {"gutted": record, "<b>odd & host</b>": {}}, "layout": "builtin",
             "title": "stand-in <fleet>"}
 
+    # bad input: named, nothing written
+    for dest, message in (("relative/report", "dest must be an absolute path on the controller, got 'relative/report'"),
+                          (str(tmp_path / "gutted" / "venv" / "pyvenv.cfg"),
+                           "dest %s exists and is not a folder" % (tmp_path / "gutted" / "venv" / "pyvenv.cfg"))):
+        rc, result, output = run_module(tmp_path, "cuda_venv_html_report", dict(args, dest=dest))
+        assert rc != 0 and result["msg"] == message, output
+    rc, result, output = run_module(tmp_path, "cuda_venv_html_report", dict(args, layout="fancy"))
+    assert rc != 0 and "layout" in result["msg"] and "fancy" in result["msg"], output
+
     rc, result, output = run_module(tmp_path, "cuda_venv_html_report", args, check=True)
     assert rc == 0 and result["changed"] is True, output
     assert not report.exists()

@@ -162,3 +162,31 @@ def test_fleet_row_cudnn_and_file_names():
     assert cudnn_versions({"probe": {"versions": {"cudnn": 8907}}}) == ("8.9.7", None)
     taken = {"index.html": "index.html"}
     assert [host_file(h, taken) for h in ("a/b", "a_b", "a b")] == ["host-a_b.html", "host-a_b-2.html", "host-a_b-3.html"]
+
+
+def hundred_node_facts():
+    """A venv whose import visits 100 objects of 15 wheels (CUDA 12 and 13), with two sonames found nowhere."""
+    nodes, edges = [], []
+    for k in range(100):
+        wheel = "wheel%d 1.0" % (k % 15)
+        nodes.append({"path": "pkg%d/lib/libobj%d.so" % (k % 15, k), "owners": [wheel], "cuda_major": 12 + k % 2,
+                      "loaded": True})
+        for parent in {k // 2, k // 3} if k else ():
+            edges.append({"object": nodes[parent]["path"], "soname": "libobj%d.so" % k, "resolved": nodes[k]["path"],
+                          "via": "rpath", "error": None})
+    for k, soname in ((40, "libcudnn.so.9"), (77, "libnccl.so.2")):
+        edges.append({"object": nodes[k]["path"], "soname": soname, "resolved": None, "via": "missing",
+                      "error": "%s: cannot open shared object file: No such file or directory" % soname})
+    return {"import_graph": {"nodes": nodes, "edges": edges},
+            "distributions": [{"name": "wheel%d" % w, "version": "1.0", "cuda_major": 12 + w % 2} for w in range(15)]}
+
+
+@pytest.mark.parametrize("layout", ["dot", "builtin"])
+def test_a_hundred_node_graph_is_drawn_by_both_layouts(layout):
+    record = {"outcome": {"status": "needs repair", "reason": "r"}, "before": hundred_node_facts()}
+    files, _rows, note = render_report({"big": record}, "t", layout, dot_executable() if layout == "dot" else None)
+    page = files["host-big.html"]
+    assert note.startswith("Graphs laid out by Graphviz dot." if layout == "dot" else
+                           "Graphs laid out by the built-in layered layout")
+    assert page.count('class="node object') == 100 and page.count('class="node missing') == 2
+    assert page.count('class="edge broken"') == 2
