@@ -96,7 +96,7 @@ pages:
 hosts:
   description:
     - One row per host as the fleet page shows it - C(host), C(status), C(reason), C(cuda), C(torch), C(cudnn_loaded),
-      C(cudnn_pinned), C(cudnn_mismatch), C(summary) and C(page).
+      C(cudnn_pinned), C(cudnn_mismatch), C(summary) (the latest diagnosis), C(before) (the first one) and C(page).
   returned: always
   type: list
   elements: dict

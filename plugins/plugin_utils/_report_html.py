@@ -70,7 +70,7 @@ def fleet_row(host: str, record: dict) -> dict:
     return {"host": host, "status": status, "reason": outcome.get("reason") or "unreachable, or the rollout stopped before it",
             "cuda": cuda_majors(facts), "torch": anchor_version(facts), "cudnn_loaded": loaded, "cudnn_pinned": pinned,
             "cudnn_mismatch": bool(loaded and pinned and not pinned.lstrip("=~<>!").startswith(loaded)),
-            "summary": facts.get("summary")}
+            "summary": facts.get("summary"), "before": (record.get("before") or {}).get("summary")}
 
 
 def fleet_page(rows: List[Tuple[dict, str]], title: str, layout_note: str) -> str:
@@ -82,15 +82,15 @@ def fleet_page(rows: List[Tuple[dict, str]], title: str, layout_note: str) -> st
             '<p>%d host(s): %s. %s</p>' % (len(rows), ", ".join("%d %s" % (n, escape(s)) for s, n in sorted(counts.items())),
                                           escape(layout_note)),
             '<table id="fleet"><tr><th>host</th><th>outcome</th><th>CUDA</th><th>torch</th>'
-            '<th>cuDNN loaded / pinned</th><th>why</th></tr>']
+            '<th>cuDNN loaded / pinned</th><th>why</th><th>diagnosis before</th></tr>']
     for row, file in rows:
         cudnn = _cudnn_cell(row)
         body.append('<tr class="host" data-host="%s" data-status="%s"><td><a href="%s">%s</a></td>'
                     '<td><span class="badge %s">%s</span></td><td>%s</td><td class="mono">%s</td><td>%s</td>'
-                    '<td>%s</td></tr>' % (
+                    '<td>%s</td><td>%s</td></tr>' % (
                         escape(row["host"]), escape(row["status"]), escape(file), escape(row["host"]),
                         _STATUS.get(row["status"], ""), escape(row["status"]), escape(row["cuda"] or "-"),
-                        escape(row["torch"] or "-"), cudnn, escape(row["reason"])))
+                        escape(row["torch"] or "-"), cudnn, escape(row["reason"]), escape(row["before"] or "-")))
     body.append("</table>")
     return page(title, "".join(body))
 
