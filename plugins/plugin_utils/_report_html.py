@@ -79,8 +79,8 @@ def fleet_page(rows: List[Tuple[dict, str]], title: str, layout_note: str) -> st
     for row, _file in rows:
         counts[row["status"]] = counts.get(row["status"], 0) + 1
     body = ['<h1>%s</h1>' % escape(title),
-            '<p>%d host(s): %s. %s</p>' % (len(rows), ", ".join("%d %s" % (n, escape(s)) for s, n in sorted(counts.items())),
-                                          escape(layout_note)),
+            '<p>%d host(s): %s. %s</p>' % (
+                len(rows), ", ".join("%d %s" % (n, escape(s)) for s, n in sorted(counts.items())), escape(layout_note)),
             '<table id="fleet"><tr><th>host</th><th>outcome</th><th>CUDA</th><th>torch</th>'
             '<th>cuDNN loaded / pinned</th><th>why</th><th>diagnosis before</th></tr>']
     for row, file in rows:
@@ -142,16 +142,16 @@ def host_page(host: str, record: dict, draw_graph: Callable[[dict, str, str], st
     outcome = record.get("outcome") or {}
     status = outcome.get("status") or NOT_RUN
     body = ['<p><a href="%s">&larr; fleet</a></p>' % escape(fleet_file),
-            '<h1>%s <span class="badge %s" id="status">%s</span></h1>' % (escape(host), _STATUS.get(status, ""),
-                                                                         escape(status)),
-            '<p class="mono">%s</p><p id="reason">%s</p>' % (escape(record.get("path") or ""),
-                                                           escape(outcome.get("reason") or "no result from this host"))]
+            '<h1>%s <span class="badge %s" id="status">%s</span></h1>' % (
+                escape(host), _STATUS.get(status, ""), escape(status)),
+            '<p class="mono">%s</p><p id="reason">%s</p>' % (
+                escape(record.get("path") or ""), escape(outcome.get("reason") or "no result from this host"))]
     before, after = record.get("before"), record.get("after")
     if before and after:
         body.append("<h2>Before and after</h2>%s" % _compare(before, after))
     if before:
-        body.append('<h2 id="before">%s</h2>%s' % ("Before the repair" if after else "Diagnosis",
-                                                    _venv_section(before, "before", draw_graph)))
+        heading = "Before the repair" if after else "Diagnosis"
+        body.append('<h2 id="before">%s</h2>%s' % (heading, _venv_section(before, "before", draw_graph)))
     if record.get("plan") is not None:
         body.append('<h2 id="plan">Plan</h2>%s' % _plan(record["plan"]))
     if record.get("batches"):
@@ -276,9 +276,9 @@ def _batches(records: List[dict]) -> str:
     rows = []
     for k, record in enumerate(records, 1):
         result = str(record.get("result"))
-        commands = "<br>".join('<span class="mono">rc %s: %s</span>' % (escape(str(c.get("rc"))),
-                                                                       escape(" ".join(str(a) for a in c.get("argv") or [])))
-                               for c in record.get("commands") or [])
+        commands = "<br>".join('<span class="mono">rc %s: %s</span>' % (
+            escape(str(c.get("rc"))), escape(" ".join(str(a) for a in c.get("argv") or [])))
+            for c in record.get("commands") or [])
         rows.append('<tr class="batch" data-result="%s"><td>%d</td><td>%s</td><td><span class="badge %s">%s</span>%s</td>'
                     '<td>%s</td></tr>' % (escape(result), k, escape(str(record.get("title"))),
                                           "ok" if result == "committed" else "bad", escape(result),

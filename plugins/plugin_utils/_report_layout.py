@@ -156,7 +156,7 @@ def _longest_path_layers(order, edges, flipped) -> Dict[str, int]:
 
 
 def _initial_layers(order, layer) -> List[List[str]]:
-    layers: List[List[str]] = [[] for _ in range(max(layer.values(), default=-1) + 1)]
+    layers: List[List[str]] = [[] for _index in range(max(layer.values(), default=-1) + 1)]
     for v in order:
         layers[layer[v]].append(v)
     return layers

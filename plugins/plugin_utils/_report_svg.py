@@ -147,9 +147,7 @@ def _node(graph_id: str, node: Node, box, group: Group) -> str:
     for k, line in enumerate(node.lines):
         weight = ' font-weight="bold"' if k == 0 else ""
         colour = ' fill="%s"' % BROKEN if node.kind == "missing" and k == 1 else ""
-        parts.append('<tspan x="%.1f" y="%.1f"%s%s>%s</tspan>' % (box.x + 8, box.y + 17 + k * LINE_H, weight, colour,
-                                                               escape(line)))
+        parts.append('<tspan x="%.1f" y="%.1f"%s%s>%s</tspan>' % (
+            box.x + 8, box.y + 17 + k * LINE_H, weight, colour, escape(line)))
     parts.append("</text></g>")
     return "".join(parts)
-
-

@@ -77,7 +77,7 @@ def test_a_hundred_nodes_stay_readable_and_fast():
         sizes["v%d" % k] = (rng.randint(60, 220), rng.choice((25, 40)))
         groups["v%d" % k] = "wheel%d" % rng.randint(0, 14)
     for k in range(1, 100):
-        for _ in range(rng.randint(1, 3)):
+        for _parent in range(rng.randint(1, 3)):
             edges.append(("v%d" % rng.randint(0, k - 1), "v%d" % k, (150, 40) if rng.random() < 0.05 else None))
     start = time.monotonic()
     layout = layered_layout(sizes, edges, groups)
