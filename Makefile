@@ -26,7 +26,7 @@ LINT_ARGS ?=
 # The tools venv first: ansible, ansible-playbook, molecule... resolve to the pinned ones.
 export PATH := $(BIN):$(PATH)
 
-.PHONY: help setup tools collections shellcheck test unit sanity lint scenarios reliability molecule bench build demo clean
+.PHONY: help setup tools collections shellcheck report-tools test unit sanity lint scenarios reliability molecule bench build demo clean
 
 help:
 	@echo "make setup      tools venv ($(TOOLS)) and community collections ($(COLLECTIONS))"
@@ -41,7 +41,7 @@ help:
 	@echo "make molecule   molecule test --all (extensions/molecule: default, proxmox); MOLECULE_ARGS='-s default'"
 	@echo "make bench      python -m tests.bench > $(BUILD)/bench.md"
 	@echo "make build      collection tarball in $(BUILD)/dist, installed and smoke-tested"
-	@echo "make demo       scripts/demo.sh"
+	@echo "make demo       scripts/demo.sh; writes the HTML report to $(BUILD)/demo/report and prints its path"
 	@echo "make clean      remove $(BUILD), tests/output, .pytest_cache"
 	@echo "Variables: PYTHON=/path/to/python3.12 PYTEST_ARGS= PYTEST_XDIST='-n auto' SANITY_ARGS= LINT_ARGS="
 
@@ -70,6 +70,20 @@ shellcheck:
 	    echo "make: sanity needs shellcheck: install it (apt-get install shellcheck)" >&2; exit 1; \
 	  fi; }
 
+# The HTML report's tests draw graphs with Graphviz dot (unit, scenarios) and look at the pages in headless Chromium
+# (scenarios): installed here with apt-get when missing (Debian).
+report-tools:
+	@missing=; command -v dot >/dev/null || missing="$$missing graphviz"; \
+	command -v chromium >/dev/null || command -v chromium-browser >/dev/null || missing="$$missing chromium"; \
+	if [ -n "$$missing" ]; then \
+	  if [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null; then \
+	    echo "make: installing$$missing with apt-get"; \
+	    apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends $$missing >/dev/null; \
+	  else \
+	    echo "make: the report tests need$$missing: install it (apt-get install$$missing)" >&2; exit 1; \
+	  fi; \
+	fi
+
 # Each step in turn, timed; the first failure stops the run.
 STEP = start=$$SECONDS; $(MAKE) $(1); echo "== make $(1): passed in $$((SECONDS - start)) s"
 
@@ -82,7 +96,7 @@ test: setup
 	@$(call STEP,build)
 	@$(call STEP,molecule)
 
-unit: setup
+unit: setup report-tools
 	$(BIN)/python -m pytest $(PYTEST_XDIST) tests/unit $(PYTEST_ARGS)
 
 sanity: tools shellcheck
@@ -93,7 +107,7 @@ lint: setup
 
 # pytest exits 5 when it collects nothing: allowed here until scenarios are written.
 # The modules, roles and playbooks through real Ansible on stand-in CUDA venvs.
-scenarios: setup
+scenarios: setup report-tools
 	$(BIN)/python -m pytest $(PYTEST_XDIST) tests/scenarios $(PYTEST_ARGS)
 
 # Kills at every phase boundary, full disk, hanging installer, bad-input catalogue, security, fuzzing, load

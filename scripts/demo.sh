@@ -2,7 +2,7 @@
 # The main job on an embedded default: build three broken stand-in CUDA venvs, the incident's states (contaminated by
 # cu13 wheels, gutted by their uninstall, a partial restore), and repair them with
 # `ansible-playbook playbooks/repair.yml -l demo`: diagnosis, plan, staged batches with the probe after each,
-# verification (the benchmark is skipped without a GPU, with the reason), recap.
+# verification (the benchmark is skipped without a GPU, with the reason), recap; and an HTML report of it all.
 # Needs no GPU, no Proxmox and no network; `make demo` runs it after `make setup`.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -70,5 +70,12 @@ PY
 echo "== ansible-playbook playbooks/repair.yml -l demo"
 # pip and uv read no configuration of this machine: the wheelhouses are all the demo needs.
 while read -r name; do unset "$name"; done < <(compgen -e | grep -E '^(PIP|UV)_' || true)
+rc=0
 PIP_CONFIG_FILE=/dev/null ANSIBLE_CONFIG="$PWD/ansible.cfg" \
-  build/tools/bin/ansible-playbook -i "$demo/inventory.json" playbooks/repair.yml -l demo
+  build/tools/bin/ansible-playbook -i "$demo/inventory.json" playbooks/repair.yml -l demo \
+  -e cuda_venv_report_dir="$demo/report" || rc=$?
+# The HTML report: the fleet page, and per host the graph of what importing torch loads, before and after.
+if [ -f "$demo/report/index.html" ]; then
+  echo "== HTML report: $demo/report/index.html"
+fi
+exit "$rc"

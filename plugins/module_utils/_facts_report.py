@@ -123,7 +123,28 @@ def _import_graph(obs) -> dict:
         "entry_points": [obs.relpath(p) for p in obs.entry_points],
         "preloaded": dict(sorted(obs.preloaded.items())),
         "objects": [obs.relpath(p) for p in graph.order] if graph else [],
+        "nodes": _graph_nodes(obs, graph) if graph else [],
+        "edges": [{"object": obs.relpath(path), "soname": res.soname,
+                   "resolved": obs.relpath(res.path) if res.path else None, "via": res.via, "error": res.error}
+                  for path, resolutions in graph.resolutions.items() for res in resolutions] if graph else [],
     }
+
+
+def _graph_nodes(obs, graph) -> List[dict]:
+    """Every object the simulated import visited (the interpreter's own libraries aside), with its owners."""
+    paths = list(graph.resolutions)
+    paths += [res.path for resolutions in graph.resolutions.values() for res in resolutions if res.path]
+    nodes, seen = [], set()
+    for path in paths:
+        rel = obs.relpath(path)
+        if rel in seen:
+            continue
+        seen.add(rel)
+        owners = obs.owners_of(path)
+        major = obs.majors.get(owners[0].dist_info, (None, None))[0] if owners else None
+        nodes.append({"path": rel, "owners": [d.label for d in owners], "cuda_major": major,
+                      "loaded": path in graph.objects and path not in graph.unloaded})
+    return nodes
 
 
 def _requirement(edge) -> dict:

@@ -152,6 +152,34 @@ ansible_facts:
           description: The objects importing the anchor loads, as the loader model resolves them.
           type: dict
           returned: always
+          contains:
+            entry_points:
+              description: The anchor's objects the import opens first, in order.
+              type: list
+              elements: str
+            preloaded:
+              description: Soname to path of what torch's own preload of C(nvidia/*/lib) would load first.
+              type: dict
+            objects:
+              description: The objects loaded when the import ends, in load order.
+              type: list
+              elements: str
+            nodes:
+              description:
+                - Every object the import visited and every file a needed soname resolved to, each with C(path),
+                  C(owners) (the distributions whose RECORD lists it), C(cuda_major) (of its first owner) and
+                  C(loaded) (false when a failed dlopen unloaded it again, or never in the process).
+              type: list
+              elements: dict
+              version_added: "0.1.0"
+            edges:
+              description:
+                - One per DT_NEEDED entry of each visited object, C(object) needs C(soname), C(resolved) to that
+                  path (null when found nowhere), C(via) the step that decided (rpath, runpath, cache, missing ...),
+                  C(error) the loader's message for a bad file or a missing one, or null.
+              type: list
+              elements: dict
+              version_added: "0.1.0"
         requirements:
           description: The anchor's requirement closure (extras and markers evaluated for the venv's interpreter).
           type: list

@@ -56,10 +56,33 @@ def test_gutted_unresolved_import_graph_probe_and_verdict():
     assert result["unresolved"] == [
         {"object": "torch/lib/libtorch_cuda.so", "distribution": "torch 2.9.1", "soname": soname,
          "loaded_at_import": True, "error": None} for soname in O.COLLIDING_SONAMES]
-    assert result["import_graph"] == {
+    graph = result["import_graph"]
+    assert {k: graph[k] for k in ("entry_points", "preloaded", "objects")} == {
         "entry_points": [GLOBAL_DEPS], "preloaded": {},
         "objects": [GLOBAL_DEPS, TORCH_C, TORCH_CUDA, "nvidia/cuda_runtime/lib/libcudart.so.12",
                     "nvidia/cublas/lib/libcublas.so.12"]}
+    # nodes: every object visited and every file a needed name resolved to, with its owners (for the HTML report)
+    torch = {"owners": ["torch 2.9.1"], "cuda_major": 12, "loaded": True}
+    assert graph["nodes"] == [
+        dict(torch, path=GLOBAL_DEPS), dict(torch, path=TORCH_C), dict(torch, path=TORCH_CUDA),
+        {"path": "nvidia/cuda_runtime/lib/libcudart.so.12", "owners": ["nvidia-cuda-runtime-cu12 12.8.90"],
+         "cuda_major": 12, "loaded": True},
+        {"path": "nvidia/cublas/lib/libcublas.so.12", "owners": ["nvidia-cublas-cu12 12.8.4.1"], "cuda_major": 12,
+         "loaded": True},
+        {"path": "/lib/x86_64-linux-gnu/libm.so.6", "owners": [], "cuda_major": None, "loaded": False},
+        {"path": "/lib/x86_64-linux-gnu/libc.so.6", "owners": [], "cuda_major": None, "loaded": False}]
+    # edges: one per DT_NEEDED entry of each visited object, as the loader model resolved it
+    assert [e for e in graph["edges"] if e["object"] == TORCH_CUDA] == [
+        {"object": TORCH_CUDA, "soname": "libcudart.so.12", "resolved": "nvidia/cuda_runtime/lib/libcudart.so.12",
+         "via": "rpath", "error": None},
+        {"object": TORCH_CUDA, "soname": "libcublas.so.12", "resolved": "nvidia/cublas/lib/libcublas.so.12",
+         "via": "rpath", "error": None}] + [
+        {"object": TORCH_CUDA, "soname": soname, "resolved": None, "via": "missing", "error": None}
+        for soname in O.COLLIDING_SONAMES] + [
+        {"object": TORCH_CUDA, "soname": "libm.so.6", "resolved": "/lib/x86_64-linux-gnu/libm.so.6", "via": "cache",
+         "error": None}]
+    assert [(e["object"], e["soname"]) for e in graph["edges"] if e["object"] != TORCH_CUDA] == [
+        (GLOBAL_DEPS, "libcudart.so.12"), (GLOBAL_DEPS, "libm.so.6"), (TORCH_C, "libtorch_cuda.so"), (TORCH_C, "libc.so.6")]
     assert result["probe"] == {
         "ran": True, "ok": False, "error": GUTTED_ERROR, "traceback": obs.probe.traceback, "returncode": 1,
         "timed_out": False, "signal": None, "loaded": [], "versions": {}, "duration": 0.5}
