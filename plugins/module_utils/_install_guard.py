@@ -38,6 +38,7 @@ from ansible_collections.gpuops.cuda_venv.plugins.module_utils import _cuda_know
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils import _findings as F
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._distributions import canonical_name, locate_entries
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._errors import CudaVenvError
+from ansible_collections.gpuops.cuda_venv.plugins.module_utils._installers import InstallerError
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._plan import Action, Plan
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._wheel_fetch import FetchError, download, resolve
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._wheel_paths import (
@@ -78,7 +79,7 @@ def guard_plan(obs, plan: Plan, check: Optional[InstallCheck], backend: Callable
     try:
         with _root_untouched(obs.layout.root):
             return _guard(obs, plan, check, backend, state_dir, check_mode, secrets)
-    except FetchError as exc:
+    except (FetchError, InstallerError) as exc:
         raise InstallRefused("refused before any change: the paths the plan's wheels write cannot be known: %s"
                              % exc, (), plan) from None
 
