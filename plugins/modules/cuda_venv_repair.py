@@ -35,7 +35,9 @@ extends_documentation_fragment:
 attributes:
   check_mode:
     support: full
-    details: Returns the whole plan and changes nothing.
+    details:
+      - Returns the whole plan and changes nothing. A plan the install check refuses fails, showing the refusal and
+        its files. Wheels it must fetch from an index go to a folder of C(PATH/.cuda_venv), removed before it returns.
   diff_mode:
     support: full
     details: Inventory (name==version) and damaged files before and after.
