@@ -314,7 +314,7 @@ def _overwrite_finding(action: Action, wheel, clashes: Dict[str, List[str]]) -> 
         " and %d more" % (len(paths) - _SHOWN) if len(paths) > _SHOWN else "")
     fix = ("Drop %s (or the packages entry that brings it), or replace %s: remove it in the same run (remove:, "
            "when nothing declared requires it), so that its files are freed before %s writes them."
-           % (wheel.name, " and ".join(l.split(" (planned")[0] for l in labels), wheel.name))
+           % (wheel.name, " and ".join(label.split(" (planned")[0] for label in labels), wheel.name))
     details = {"wheel": os.path.basename(wheel.file), "distribution": wheel.name, "version": wheel.version,
                "requirement": action.requirement, "paths": paths,
                "owners": {label: shared_objects_first(ps) for label, ps in sorted(clashes.items())}}
@@ -332,8 +332,7 @@ def _major_mismatches(obs, plan: Plan, wheels) -> List[F.Finding]:
     findings = []
     for action in (a for b in plan.batches for a in b.actions if a.kind == "install" and a.name != anchor):
         wheel = wheels[action.name]
-        major, evidence = cuda.cuda_major(wheel.key, wheel.version, [p.record for p in wheel.paths], (),
-                                          wheel.requires_dist)
+        major, evidence = _wheel_major(wheel)
         if major is None or major == anchor_major:
             continue
         findings.append(F.Finding(
@@ -348,12 +347,16 @@ def _major_mismatches(obs, plan: Plan, wheels) -> List[F.Finding]:
     return findings
 
 
+def _wheel_major(wheel) -> Tuple[Optional[int], Optional[str]]:
+    """The CUDA major of a wheel as of an installed distribution: name, install folder, version, dependencies."""
+    return cuda.cuda_major(wheel.key, wheel.version, [p.record for p in wheel.paths], (), wheel.requires_dist)
+
+
 def _anchor_major(obs, anchor: str, wheels) -> Tuple[str, Optional[int]]:
     """The anchor's label and CUDA major: of its wheel when the plan installs it, else as installed."""
     if anchor in wheels:
         wheel = wheels[anchor]
-        return wheel.label, cuda.cuda_major(wheel.key, wheel.version, [p.record for p in wheel.paths], (),
-                                             wheel.requires_dist)[0]
+        return wheel.label, _wheel_major(wheel)[0]
     for dist in obs.distributions:
         if dist.key == anchor:
             return dist.label, obs.majors.get(dist.dist_info, (None, None))[0]

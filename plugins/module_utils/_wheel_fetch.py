@@ -62,7 +62,7 @@ def resolve(backend, requirements: Sequence[str], check_mode: bool, secrets: Seq
 def download(backend, requirements: Sequence[str], dest: str, interpreter, check_mode: bool,
              secrets: Sequence[str]) -> None:
     """Fetch the wheel of each requirement (no dependencies, wheels only) into ``dest`` with pip."""
-    pip = _pip_for(backend, interpreter, secrets)
+    pip = _pip_for(backend, secrets)
     argv = pip + ["download"] + _PIP_OPTIONS + ["--no-deps", "--only-binary=:all:", "--dest", dest]
     if pip[0] != backend.python:
         argv += _target_args(interpreter)
@@ -70,7 +70,7 @@ def download(backend, requirements: Sequence[str], dest: str, interpreter, check
     _run(backend, argv + ["--"] + list(requirements), secrets)
 
 
-def _pip_for(backend, interpreter, secrets) -> list:
+def _pip_for(backend, secrets) -> list:
     """``python -I -m pip`` of the venv when it has pip (always with the pip backend), else of this module's Python."""
     candidates = [backend.python] if backend.name == "pip" else [backend.python, sys.executable]
     for python in candidates:
@@ -102,4 +102,3 @@ def _run(backend, argv: list, secrets: Sequence[str]):
         reason = "timed out" if result.timed_out else (" | ".join(detail[-3:]) if detail else "exit code %d" % result.rc)
         raise FetchError("%s failed before anything was installed: %s" % (" ".join(result.argv[:5]), reason))
     return result
-
