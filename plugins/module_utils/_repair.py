@@ -112,7 +112,7 @@ def repair(options: RepairOptions, make_backend: Callable[[], object], runner, s
     root = os.path.abspath(options.facts.path)
     if options.check_mode:
         obs = observe(static, runner)
-        return _check_result(options, obs, root, _Run(options, make_backend, runner, tuple(secrets)))
+        return _check_result(options, obs, root, _Run(options, make_backend, runner, tuple(secrets), observed=obs))
     state_dir = state_dir_of(root)
     run = _Run(options, make_backend, runner, tuple(secrets))
     with VenvLock(state_dir, timeout=options.lock_timeout) as lock:
