@@ -91,14 +91,14 @@ def _guard(obs, plan: Plan, check: InstallCheck, backend, state_dir: str, check_
     try:
         with _download_folder(state_dir, needed=not _local_only(check.sources)) as folder:
             files = _wheel_files(obs, wanted, check.sources, backend, folder, check_mode, secrets)
-            wheels = {a.name: _read(obs, files[a.name]) for a in wanted}
+            wheels = {name: _read(obs, wheel_file) for name, wheel_file in files.items()}
     except InstallRefused as exc:
         raise InstallRefused(str(exc), exc.findings, plan) from None
     findings, replaced = _walk(obs, plan, wheels)
     findings += _major_mismatches(obs, plan, wheels)
     if findings:
         raise InstallRefused("refused before any change: %s" % " ".join(f.message for f in findings), findings, plan)
-    return _with_reasons(plan, replaced)
+    return _with_reasons(plan, replaced, [a.name for a in wanted if a.name not in wheels])
 
 
 # --- which wheel each action installs --------------------------------------------------------------------------
@@ -108,23 +108,19 @@ def _local_only(sources) -> bool:
 
 
 def _wheel_files(obs, actions, sources, backend, folder, check_mode, secrets) -> Dict[str, str]:
-    """name -> the wheel file its install or reinstall action gets."""
+    """name -> the wheel file its install or reinstall action gets; a wheel the sources do not offer is left out:
+    it cannot be installed, so it overwrites nothing (its batch is unfixable, _repair)."""
     tags = supported_tags(_python_version(obs), obs.interpreter.marker_env.get("implementation_name", "cpython"))
     if _local_only(sources):
         folders = local_folders(sources.find_links)
-        where = "the find_links (%s)" % ", ".join(sources.find_links) if sources.find_links else "no find_links"
     else:
         download(backend(), [a.requirement for a in actions], folder, obs.interpreter, check_mode, secrets)
-        folders, where = [folder], "what pip download fetched"
-    files, missing = {}, []
+        folders = [folder]
+    files = {}
     for action in actions:
         found = pick_wheel(action.requirement, folders, tags)
-        if found is None:
-            missing.append(action.requirement)
-        files[action.name] = found
-    if missing:
-        raise InstallRefused("refused before any change: no wheel for %s in %s fits this venv's Python; add the "
-                             "wheels or the index that has them" % (", ".join(missing), where), ())
+        if found is not None:
+            files[action.name] = found
     return files
 
 
@@ -251,6 +247,8 @@ def _walk(obs, plan: Plan, wheels) -> Tuple[List[F.Finding], Dict[str, Dict[str,
         if action.kind == "remove":
             gone.add(action.name)
             continue
+        if action.name not in wheels:
+            continue
         wheel = wheels[action.name]
         clashes: Dict[str, List[str]] = {}
         for path in wheel.paths:
@@ -331,6 +329,8 @@ def _major_mismatches(obs, plan: Plan, wheels) -> List[F.Finding]:
         return []
     findings = []
     for action in (a for b in plan.batches for a in b.actions if a.kind == "install" and a.name != anchor):
+        if action.name not in wheels:
+            continue
         wheel = wheels[action.name]
         major, evidence = _wheel_major(wheel)
         if major is None or major == anchor_major:
@@ -363,9 +363,9 @@ def _anchor_major(obs, anchor: str, wheels) -> Tuple[str, Optional[int]]:
     return anchor, None
 
 
-def _with_reasons(plan: Plan, replaced: Dict[str, Dict[str, List[str]]]) -> Plan:
-    """The plan with each planned replacement said in its install's reason."""
-    if not replaced:
+def _with_reasons(plan: Plan, replaced: Dict[str, Dict[str, List[str]]], unchecked: Sequence[str]) -> Plan:
+    """The plan with each planned replacement, and each wheel the sources do not offer, said in its action's reason."""
+    if not replaced and not unchecked:
         return plan
     batches = []
     for batch in plan.batches:
@@ -375,6 +375,9 @@ def _with_reasons(plan: Plan, replaced: Dict[str, Dict[str, List[str]]]) -> Plan
             if freed:
                 action = dataclasses.replace(action, reason=action.reason + "; replaces %s, removed before it" % "; ".join(
                     "%d file(s) of %s" % (len(paths), label) for label, paths in sorted(freed.items())))
+            if action.kind != "remove" and action.name in unchecked:
+                action = dataclasses.replace(action, reason=action.reason + "; no wheel of it in the wheel sources: "
+                                             "not checked, its batch will be unfixable")
             actions.append(action)
         batches.append(dataclasses.replace(batch, actions=tuple(actions)))
     return dataclasses.replace(plan, batches=tuple(batches))

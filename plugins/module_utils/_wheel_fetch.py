@@ -23,7 +23,8 @@ import sys
 from typing import List, Sequence, Tuple
 
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._errors import CudaVenvError
-from ansible_collections.gpuops.cuda_venv.plugins.module_utils._installers import _source_args, canonical_name, installer_env
+from ansible_collections.gpuops.cuda_venv.plugins.module_utils._installers import (
+    PipBackend, _source_args, canonical_name, installer_env, requirement_name)
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._redact import redact, redact_result
 
 _UV_PLANNED = re.compile(r"^\s*\+\s+([A-Za-z0-9][A-Za-z0-9._-]*)==(\S+)\s*$")
@@ -60,14 +61,25 @@ def resolve(backend, requirements: Sequence[str], check_mode: bool, secrets: Seq
 
 
 def download(backend, requirements: Sequence[str], dest: str, interpreter, check_mode: bool,
-             secrets: Sequence[str]) -> None:
-    """Fetch the wheel of each requirement (no dependencies, wheels only) into ``dest`` with pip."""
+             secrets: Sequence[str]) -> List[str]:
+    """Fetch the wheel of each requirement (no dependencies, wheels only) into ``dest`` with pip; returns the
+    requirements the wheel sources do not offer (pip's ``No matching distribution found``), fetched without them."""
     pip = _pip_for(backend, secrets)
     argv = pip + ["download"] + _PIP_OPTIONS + ["--no-deps", "--only-binary=:all:", "--dest", dest]
     if pip[0] != backend.python:
         argv += _target_args(interpreter)
     argv += (["--no-cache-dir"] if check_mode else []) + source_args(backend.sources)
-    _run(backend, argv + ["--"] + list(requirements), secrets)
+    todo, missing = list(requirements), []
+    while todo:
+        result = _run(backend, argv + ["--"] + todo, secrets, check=False)
+        absent = set(PipBackend(backend.python, backend.runner, backend.sources).not_found(result))
+        gone = [r for r in todo if requirement_name(r) in absent]
+        if result.ok or not gone:
+            _check(result)
+            break
+        missing += gone
+        todo = [r for r in todo if r not in gone]
+    return missing
 
 
 def _pip_for(backend, secrets) -> list:
@@ -95,8 +107,12 @@ def _target_args(interpreter) -> list:
     return args
 
 
-def _run(backend, argv: list, secrets: Sequence[str]):
+def _run(backend, argv: list, secrets: Sequence[str], check: bool = True):
     result = redact_result(backend.runner.run(argv, env=installer_env(backend.environ), timeout=backend.timeout), secrets)
+    return _check(result) if check else result
+
+
+def _check(result):
     if not result.ok:
         detail = (result.stderr or result.stdout).strip().splitlines()
         reason = "timed out" if result.timed_out else (" | ".join(detail[-3:]) if detail else "exit code %d" % result.rc)

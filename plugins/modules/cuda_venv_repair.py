@@ -24,8 +24,8 @@ description:
     O(no_index), else fetched by pip into C(PATH/.cuda_venv/downloads), removed again at once) and the plan is
     refused, changing nothing, when a wheel would overwrite a file another installed distribution (or another wheel
     of the plan) owns with other bytes (finding C(INSTALL_WOULD_OVERWRITE)), or is built for another CUDA major than
-    the anchor (C(INSTALL_CUDA_MAJOR_MISMATCH)). A distribution the plan removes first frees its paths: that is a
-    planned replacement, said in the install's reason.
+    the anchor (C(INSTALL_CUDA_MAJOR_MISMATCH)). A distribution the plan removes first frees its paths (a planned
+    replacement, said in the install's reason).
   - C(changed) comes from comparing the inventory (name, version) and file state before and after, never from
     installer output. A healthy venv with nothing to prune runs no installer and reports C(changed=false).
 author:

@@ -192,11 +192,17 @@ def test_two_wheels_of_one_plan_writing_one_path_are_refused(venv, tmp_path):
         ("beta 1.0", {"alpha 1.0 (planned in this run)": ["shared/lib/libx.so.1"]})]
 
 
-def test_a_wheel_not_in_the_find_links_refuses_the_plan(venv, tmp_path):
-    (tmp_path / "wh").mkdir()
-    refused = refusal(venv, plan_of(install("nvidia-curand-cu12", "nvidia-curand-cu12==10.3.9.90")), tmp_path / "wh")
-    assert str(refused) == ("refused before any change: no wheel for nvidia-curand-cu12==10.3.9.90 in the find_links "
-                            "(%s) fits this venv's Python; add the wheels or the index that has them" % (tmp_path / "wh"))
+def test_a_wheel_not_in_the_find_links_is_left_to_the_installer(venv, tmp_path):
+    make_wheel(str(tmp_path / "wh"), "nvidia-cudnn-cu13", "9.24.0.43", files=CU13_CUDNN)
+    plan = plan_of(install("nvidia-curand-cu12", "nvidia-curand-cu12==10.3.9.90"),
+                   install("nvidia-cudnn-cu13", "nvidia-cudnn-cu13==9.24.0.43"))
+    refused = refusal(venv, plan, tmp_path / "wh", anchor="nvidia-cudnn-cu13")  # the wheels found are still checked
+    assert [f.subject for f in refused.findings] == ["nvidia-cudnn-cu13 9.24.0.43"]
+    alone = plan_of(install("nvidia-curand-cu12", "nvidia-curand-cu12==10.3.9.90"))
+    checked = guard(venv, alone, tmp_path / "wh")
+    assert [a.reason for a in checked.batches[0].actions] == [
+        "declared (anchor or packages), not installed; no wheel of it in the wheel sources: not checked, its batch "
+        "will be unfixable"]
 
 
 def test_a_plan_without_installs_reads_no_wheel(venv):
@@ -240,6 +246,13 @@ def test_download_with_pip_into_the_folder_with_the_same_sources(tmp_path):
     assert runner.argvs == [(sys.executable, "-I", "-m", "pip", "download", "--no-input", "--disable-pip-version-check",
                              "--no-deps", "--only-binary=:all:", "--dest", str(tmp_path / "dl"), "--no-cache-dir",
                              "--no-index", "--find-links", str(tmp_path / "wh"), "--", "helper-demo==1.1")]
+
+
+def test_download_goes_on_without_what_the_sources_do_not_offer(tmp_path):
+    runner = RecordingRunner([reply(1, stderr="ERROR: No matching distribution found for demo-absent==1.0"), reply(0)])
+    backend = PipBackend(sys.executable, runner, WheelSources(find_links=(str(tmp_path),), no_index=True))
+    assert download(backend, ["demo-absent==1.0", "demo==1.0"], "/dl", None, False, ()) == ["demo-absent==1.0"]
+    assert [argv[argv.index("--") + 1:] for argv in runner.argvs] == [("demo-absent==1.0", "demo==1.0"), ("demo==1.0",)]
 
 
 def test_uv_backend_downloads_with_this_modules_pip_for_the_venvs_python(tmp_path, empty_venv):
