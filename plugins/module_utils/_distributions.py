@@ -197,6 +197,11 @@ def _read_metadata(path: str, what: str, problems: list) -> Optional[dict]:
     except OSError as exc:
         problems.append("%s is unreadable: %s" % (what, exc.strerror or exc))
         return None
+    return parse_metadata(raw, what, problems)
+
+
+def parse_metadata(raw: bytes, what: str, problems: list) -> dict:
+    """Name, Version and Requires-Dist headers of METADATA (or PKG-INFO) bytes: {"name", "version", "requires_dist"}."""
     if len(raw) > METADATA_LIMIT:
         problems.append("%s larger than 1 MiB: read the first 1 MiB" % what)
         raw = raw[:METADATA_LIMIT]
@@ -255,6 +260,12 @@ def _read_record(path: str, problems: list) -> tuple:
     except OSError as exc:
         problems.append("RECORD is unreadable: %s" % (exc.strerror or exc))
         return ()
+    return parse_record(raw, problems)
+
+
+def parse_record(raw: bytes, problems: list) -> tuple:
+    """The RecordEntry rows of a RECORD's bytes (an installed one, or one read from a wheel); what is wrong with
+    it goes to ``problems``, worded with its line number."""
     if len(raw) > RECORD_LIMIT:
         problems.append("RECORD larger than 64 MiB: read the first 64 MiB")
         raw = raw[:RECORD_LIMIT].rsplit(b"\n", 1)[0]

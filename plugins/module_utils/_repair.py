@@ -20,6 +20,7 @@ from ansible_collections.gpuops.cuda_venv.plugins.module_utils._crash_points imp
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._diagnose import diagnose
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._errors import CudaVenvError
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._findings import ERROR, is_healthy, summarize
+from ansible_collections.gpuops.cuda_venv.plugins.module_utils._install_guard import InstallRefused, guard_plan
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._journal import Journal
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._observe import (
     FactsOptions, import_name, loader_config, observe, probe_venv, without_probe)
@@ -52,6 +53,7 @@ class RepairOptions:
     lock_timeout: float = 0.0
     check_mode: bool = False
     diff: bool = False
+    install_check: object = None  # _install_guard.InstallCheck: every wheel's paths checked before anything is installed
 
 
 @dataclass
@@ -110,7 +112,7 @@ def repair(options: RepairOptions, make_backend: Callable[[], object], runner, s
     root = os.path.abspath(options.facts.path)
     if options.check_mode:
         obs = observe(static, runner)
-        return _check_result(options, obs, root)
+        return _check_result(options, obs, root, _Run(options, make_backend, runner, tuple(secrets), observed=obs))
     state_dir = state_dir_of(root)
     run = _Run(options, make_backend, runner, tuple(secrets))
     with VenvLock(state_dir, timeout=options.lock_timeout) as lock:
@@ -135,7 +137,8 @@ def _converge(run, root: str, state_dir: str, static: FactsOptions) -> dict:
     options = run.options
     run.observed = before
     findings = diagnose(before)
-    plan = make_plan(before, findings, options.desired)
+    plan = _guarded(run, before, make_plan(before, findings, options.desired), state_dir,
+                    lambda checked: _result(options, before, before, checked, run, recovered))
     if plan.empty:
         return _result(options, before, before, plan, run, recovered, changed=bool(recovered))
     if run.backend is None:  # resolve the installer before any batch: an unusable one changes nothing
@@ -158,7 +161,8 @@ def _converge(run, root: str, state_dir: str, static: FactsOptions) -> dict:
             current = state()[0]
             if options.batch or run.unfixable:  # another round would only meet the same missing wheels
                 break
-            plan = make_plan(without_probe(current), diagnose(current), options.desired)
+            plan = _guarded(run, current, make_plan(without_probe(current), diagnose(current), options.desired), state_dir,
+                            lambda checked, now=current: _result(options, before, now, checked, run, recovered), journal)
             if plan.empty or plan.as_dict() == plan_seen.as_dict():
                 break
             plan_seen = plan
@@ -170,6 +174,21 @@ def _converge(run, root: str, state_dir: str, static: FactsOptions) -> dict:
         result["plan"]["unfixable"] = list(result["plan"]["unfixable"]) + run.unfixable
         raise RepairFailed("; ".join(run.unfixable) + ("" if options.batch else "; the other batches ran"), result)
     return result
+
+
+def _guarded(run, obs, plan, state_dir, result_of, journal=None):
+    """``plan`` once every wheel it installs is known to overwrite no other wheel's files (_install_guard); else the
+    run fails before any change of this plan, with ``result_of(plan as checked)`` and the refusal's findings."""
+    try:
+        return guard_plan(obs, plan, run.options.install_check, lambda: run.backend, state_dir, run.options.check_mode,
+                          run.secrets)
+    except InstallRefused as exc:
+        if journal is not None:
+            journal.append("done")
+            journal.reset()
+        result = result_of(exc.plan or plan)
+        result.update(refused=exc.result["refused"], findings=exc.result["refused"] + result["findings"])
+        raise RepairFailed(redact(str(exc), run.secrets), result) from None
 
 
 def _probe_pycache(obs, state_dir: str) -> Optional[str]:
@@ -348,9 +367,12 @@ def _with_probe(options, runner, loader):
     return observe(dataclasses.replace(options.facts, probe=options.probe, gpu=False), runner, loader)
 
 
-def _check_result(options, obs, root) -> dict:
+def _check_result(options, obs, root, run) -> dict:
     findings = diagnose(obs)
-    plan = make_plan(obs, findings, options.desired)
+    plan = _guarded(run, obs, make_plan(obs, findings, options.desired), state_dir_of(root),
+                    lambda checked: {"changed": False, "plan": checked.as_dict(), "healthy": is_healthy(findings),
+                                     "findings": [f.as_dict() for f in findings], "summary": summarize(findings),
+                                     "batches": [], "recovered": None})
     pending = Journal(state_dir_of(root)).open_batch() if os.path.isdir(state_dir_of(root)) else None
     result = {
         "changed": not plan.empty or pending is not None,

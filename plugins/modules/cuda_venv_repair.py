@@ -20,6 +20,12 @@ description:
     worse restores the snapshot byte for byte and the module fails with the installer's or the probe's message.
   - A journal in C(PATH/.cuda_venv/) records each phase; a run that finds an interrupted one rolls it back first
     and says so in RV(recovered).
+  - Before anything is installed, every wheel the plan installs or reinstalls is read (from O(find_links) with
+    O(no_index), else fetched by pip into C(PATH/.cuda_venv/downloads), removed again at once) and the plan is
+    refused, changing nothing, when a wheel would overwrite a file another installed distribution (or another wheel
+    of the plan) owns with other bytes (finding C(INSTALL_WOULD_OVERWRITE)), or is built for another CUDA major than
+    the anchor (C(INSTALL_CUDA_MAJOR_MISMATCH)). A distribution the plan removes first frees its paths (a planned
+    replacement, said in the install's reason).
   - C(changed) comes from comparing the inventory (name, version) and file state before and after, never from
     installer output. A healthy venv with nothing to prune runs no installer and reports C(changed=false).
 author:
@@ -29,7 +35,9 @@ extends_documentation_fragment:
 attributes:
   check_mode:
     support: full
-    details: Returns the whole plan and changes nothing.
+    details:
+      - Returns the whole plan and changes nothing. A plan the install check refuses fails, showing the refusal and
+        its files. Wheels it must fetch from an index go to a folder of C(PATH/.cuda_venv), removed before it returns.
   diff_mode:
     support: full
     details: Inventory (name==version) and damaged files before and after.
@@ -92,6 +100,15 @@ options:
     default: []
   no_index:
     description: Ignore package indexes; use O(find_links) only.
+    type: bool
+    default: false
+  with_dependencies:
+    description:
+      - A O(packages) entry that is not installed yet also brings its dependencies, as the installer resolves them
+        (C(pip install --dry-run --report), C(uv pip install --dry-run)); each resolved wheel joins the plan pinned
+        (C(name==version), installed without deps) and is checked like every other before anything is installed.
+      - When false, the entry is installed without deps and what it requires is installed by the next planning
+        round, each round's wheels checked before that round changes anything.
     type: bool
     default: false
   backend:
@@ -225,6 +242,14 @@ verified:
   description: sha256 verdict of every installed or reinstalled distribution against its RECORD.
   returned: success
   type: dict
+refused:
+  description:
+    - The findings (C(INSTALL_WOULD_OVERWRITE), C(INSTALL_CUDA_MAJOR_MISMATCH)) that refused the plan before any
+      change, each naming the wheel, the paths (shared objects first) with their current owners, and the way out.
+      They also lead RV(findings).
+  returned: when the plan is refused
+  type: list
+  elements: dict
 backend:
   description: The installer used.
   returned: when not in check mode
@@ -236,6 +261,7 @@ import re
 from ansible.module_utils.basic import AnsibleModule, missing_required_lib
 
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._errors import CudaVenvError
+from ansible_collections.gpuops.cuda_venv.plugins.module_utils._install_guard import InstallCheck
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._installers import WheelSources, recorded_installer, select_backend
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._observe import FactsOptions
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._plan import DesiredState
@@ -258,6 +284,7 @@ ARGUMENT_SPEC = dict(
     index_url=dict(type="str", no_log=True),
     extra_index_urls=dict(type="list", elements="str", default=[], no_log=True),
     no_index=dict(type="bool", default=False),
+    with_dependencies=dict(type="bool", default=False),
     backend=dict(type="str", choices=["auto", "pip", "uv"], default="auto"),
     uv_executable=dict(type="path"),
     batch_size=dict(type="int", default=4),
@@ -326,7 +353,8 @@ def main():
                                  prune=params["prune"], batch_size=params["batch_size"],
                                  revert_edits=params["revert_edits"]),
             probe=params["probe"], probe_command=tuple(params["probe_command"]), batch=params["batch"],
-            lock_timeout=params["lock_timeout"], check_mode=module.check_mode, diff=module._diff)
+            lock_timeout=params["lock_timeout"], check_mode=module.check_mode, diff=module._diff,
+            install_check=InstallCheck(sources, tuple(params["packages"]), params["with_dependencies"]))
         result = repair(options, make_backend, runner, secrets)
     except CudaVenvError as exc:
         module.fail_json(msg=redact(str(exc), secrets), **exc.result)

@@ -26,13 +26,13 @@ class RealScenario:
         self.name, self.venv, self.workdir, self.row = name, venv, workdir, row
         self._runs = {}
 
-    def module(self, key, module, args):
-        """(rc, result, output, seconds) of ``ansible localhost -m MODULE``, run once per key."""
+    def module(self, key, module, args, check=False):
+        """(rc, result, output, seconds) of ``ansible localhost -m MODULE`` (``--check``), run once per key."""
         if key not in self._runs:
             home = self.workdir / ("ansible-" + key)
             home.mkdir()
             started = time.monotonic()
-            rc, result, output = run_module(home, module, args)
+            rc, result, output = run_module(home, module, args, check=check)
             self._runs[key] = (rc, result, output, time.monotonic() - started)
             LOADS.append(os.getloadavg()[0])
             RESULTS.mkdir(parents=True, exist_ok=True)

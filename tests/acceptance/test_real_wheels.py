@@ -8,9 +8,9 @@ import json
 
 import pytest
 
-from acceptance_fetch import enabled
+from acceptance_fetch import enabled, wheelhouse
 from acceptance_table import summarize_findings
-from acceptance_venvs import CUDNN, distributions, probe_torch, record_mismatches, scenario, site_packages
+from acceptance_venvs import CONTAMINANTS, CUDNN, distributions, probe_torch, record_mismatches, scenario, site_packages
 
 from tests.scenarios.scenario_tools import codes, subjects, system_provides
 
@@ -207,3 +207,39 @@ def test_second_run_changes_nothing(real):
     rc, again, output = real.repair("second")
     assert rc == 0, output[-6000:]
     assert (again["changed"], again["batches"]) == (False, []), json.dumps(again.get("plan"), indent=1)[:6000]
+
+
+def tree_metadata(venv):
+    """{path: (mode, size, mtime_ns, inode)} of every entry but the state directory: any write by an installer shows
+    (pip writes new inodes), without hashing 6.7 GB."""
+    state = {}
+    for path in sorted(venv.rglob("*")):
+        rel = path.relative_to(venv)
+        if rel.parts[0] != ".cuda_venv":
+            st = path.lstat()
+            state[str(rel)] = (st.st_mode, st.st_size, st.st_mtime_ns, st.st_ino)
+    return state
+
+
+@pytest.mark.parametrize("real", ["healthy-cu12"], indirect=True)
+def test_install_of_the_cu13_cudnn_into_the_cu12_venv_is_refused(real):
+    """The incident's first step, asked of the module: refused before anything is installed, nothing changed."""
+    before = tree_metadata(real.venv)
+    cu12_paths = [line.split(",", 1)[0] for line in
+                  (distributions(real.venv)["nvidia-cudnn-cu12"] / "RECORD").read_text(encoding="utf-8").splitlines()]
+    args = {"path": str(real.venv), "find_links": [str(wheelhouse())], "no_index": True, "backend": "pip",
+            "packages": [CONTAMINANTS[0]]}
+    for key, check in (("refuse-check", True), ("refuse", False)):
+        rc, result, output, _seconds = real.module(key, "cuda_venv_repair", args, check=check)
+        assert rc != 0, output[-6000:]
+        assert [(f["code"], f["subject"]) for f in result["refused"]] == [
+            ("INSTALL_WOULD_OVERWRITE", "nvidia-cudnn-cu13 9.24.0.43"),
+            ("INSTALL_CUDA_MAJOR_MISMATCH", "nvidia-cudnn-cu13 9.24.0.43")], json.dumps(result.get("refused"))[:6000]
+        paths = result["refused"][0]["details"]["paths"]
+        assert "nvidia/cudnn/lib/libcudnn.so.9" in paths and set(paths) <= set(cu12_paths), paths
+        shared = [p.endswith(".so.9") for p in paths]
+        assert shared == sorted(shared, reverse=True), paths  # shared objects first
+        assert list(result["refused"][0]["details"]["owners"]) == ["nvidia-cudnn-cu12 9.10.2.21"]
+        assert result["batches"] == [] and result["changed"] is False
+        assert tree_metadata(real.venv) == before
+    assert "nvidia-cudnn-cu13" not in distributions(real.venv)

@@ -6,6 +6,7 @@
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 
@@ -16,6 +17,7 @@ from ansible_collections.gpuops.cuda_venv.plugins.modules import cuda_venv_repai
 from ansible_collections.gpuops.cuda_venv.plugins.modules.cuda_venv_repair import ARGUMENT_SPEC, validate
 from ansible_collections.gpuops.cuda_venv.tests.unit.plugins.module_utils.test_distributions import make_dist
 from ansible_collections.gpuops.cuda_venv.tests.unit.plugins.module_utils.tree_digest import tree_digest
+from ansible_collections.gpuops.cuda_venv.tests.unit.plugins.module_utils.wheel_helpers import make_wheel
 
 NAME_RULE = "letters, digits, '.', '_' and '-' only"
 SECRET_URL = "https://u:p4ss@host.invalid/simple"
@@ -126,10 +128,11 @@ def jax_venv(tmp_path_factory):
     return path
 
 
-def test_check_mode_plans_and_changes_nothing(capsys, jax_venv):
+def test_check_mode_plans_and_changes_nothing(capsys, jax_venv, tmp_path):
     before = tree_digest(str(jax_venv))
-    rc, result, _printed = run_main(capsys, {"path": str(jax_venv), "anchor": "jax", "index_url": SECRET_URL,
-                                             "_ansible_check_mode": True, "_ansible_diff": True})
+    wheels = os.path.dirname(make_wheel(str(tmp_path), "jaxlib", "0.7.2", files={"jaxlib/__init__.py": b""}))
+    rc, result, _printed = run_main(capsys, {"path": str(jax_venv), "anchor": "jax", "find_links": [wheels],
+                                             "no_index": True, "_ansible_check_mode": True, "_ansible_diff": True})
     assert rc == 0
     assert result["changed"] is True
     assert result["plan"] == {"batches": [{
@@ -141,3 +144,17 @@ def test_check_mode_plans_and_changes_nothing(capsys, jax_venv):
     assert (result["batches"], result["recovered"], result["healthy"]) == ([], None, False)
     assert result["summary"] == "broken: 1 error(s): REQUIREMENT_MISSING"
     assert tree_digest(str(jax_venv)) == before  # not even a state dir
+
+
+def test_check_mode_with_an_unreachable_index_plans_without_its_password(capsys, jax_venv):
+    before = tree_digest(str(jax_venv), exclude=())
+    uv = os.path.join(os.path.dirname(sys.executable), "uv")  # the venv has no pip: uv, and this module's pip downloads
+    rc, result, printed = run_main(capsys, {"path": str(jax_venv), "anchor": "jax", "index_url": SECRET_URL,
+                                            "backend": "uv", "uv_executable": uv, "installer_timeout": 60.0,
+                                            "_ansible_check_mode": True})
+    assert rc == 0, result
+    # pip finds no jaxlib there: it cannot be installed from these sources, so it overwrites nothing
+    assert [a["reason"] for b in result["plan"]["batches"] for a in b["actions"]] == [
+        "required by jax, not installed; no wheel of it in the wheel sources: not checked, its batch will be unfixable"]
+    assert "p4ss" not in printed
+    assert tree_digest(str(jax_venv), exclude=()) == before  # the download folder and its state dir are gone
