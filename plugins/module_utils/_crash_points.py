@@ -18,11 +18,10 @@ from __future__ import annotations
 
 import os
 import signal
-from typing import Dict
 
 ENV_VAR = "CUDA_VENV_CRASH_AT"
 
-_hits = {}  # type: Dict[str, int]
+_hits: dict[str, int] = {}
 
 
 def crash_point(name: str) -> None:

@@ -325,8 +325,7 @@ def runtime_mismatch(obs) -> List[Finding]:
             if expected is None or str(reported) == expected:
                 continue
             culprits = [c.on_disk for c in holders.values()
-                        if edge.name in " ".join(c.owners) and c.on_disk not in (None, "none")
-                        and not c.on_disk.startswith(edge.name + " ")]
+                        if edge.name in " ".join(c.owners) and c.on_disk not in (None, "none") and not c.on_disk.startswith(edge.name + " ")]
             message = "%s runs %s %s but requires %s %s (%s)." % (
                 obs.options.anchor, key, reported, edge.name, edge.installed, expected)
             if culprits:
