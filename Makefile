@@ -16,6 +16,13 @@ COLLECTIONS := $(BUILD)/collections
 TOOLS_STAMP := $(TOOLS)/.stamp
 COLLECTIONS_STAMP := $(COLLECTIONS)/.stamp
 SELF_LINK := $(COLLECTIONS)/ansible_collections/gpuops/cuda_venv
+# galaxy-importer and ansible-builder (make publish-check); the lowest ansible-core claimed (make sanity-min),
+# on PYTHON_MIN or Python 3.12 (ansible-core 2.17 runs on a controller Python 3.10 to 3.12).
+PUBLISH := $(BUILD)/publish
+PUBLISH_STAMP := $(PUBLISH)/.stamp
+TOOLS_MIN := $(BUILD)/tools-min
+TOOLS_MIN_STAMP := $(TOOLS_MIN)/.stamp
+PYTHON_MIN ?=
 
 # Extra arguments, e.g. make unit PYTEST_ARGS='-k layout', make sanity SANITY_ARGS='--test pylint'.
 PYTEST_ARGS ?=
@@ -27,12 +34,14 @@ LINT_ARGS ?=
 export PATH := $(BIN):$(PATH)
 
 .PHONY: help setup tools collections shellcheck report-tools test unit sanity lint scenarios reliability molecule bench build demo clean
+.PHONY: publish-tools tools-min sanity-min publish-check
 
 help:
 	@echo "make setup      tools venv ($(TOOLS)) and community collections ($(COLLECTIONS))"
-	@echo "make test       unit, sanity, lint, scenarios, reliability, build, molecule; stops at the first failure"
+	@echo "make test       unit, sanity, sanity-min, lint, scenarios, reliability, build, publish-check, molecule; stops at the first failure"
 	@echo "make unit       pytest tests/unit"
 	@echo "make sanity     ansible-test sanity on a copy in $(BUILD)/sanity, no ignore files"
+	@echo "make sanity-min the same with the lowest ansible-core requires_ansible claims ($(TOOLS_MIN))"
 	@echo "make lint       ansible-lint, production profile"
 	@echo "make scenarios  pytest tests/scenarios"
 	@echo "make reliability pytest tests/reliability: kills, full disk, bad input, security, fuzzing, load"
@@ -41,6 +50,7 @@ help:
 	@echo "make molecule   molecule test --all (extensions/molecule: default, proxmox); MOLECULE_ARGS='-s default'"
 	@echo "make bench      python -m tests.bench > $(BUILD)/bench.md"
 	@echo "make build      collection tarball in $(BUILD)/dist, installed and smoke-tested"
+	@echo "make publish-check galaxy-importer (Automation Hub settings), ansible-builder introspect and create"
 	@echo "make demo       scripts/demo.sh; writes the HTML report to $(BUILD)/demo/report and prints its path"
 	@echo "make clean      remove $(BUILD), tests/output, .pytest_cache"
 	@echo "Variables: PYTHON=/path/to/python3.12 PYTEST_ARGS= PYTEST_XDIST='-n auto' SANITY_ARGS= LINT_ARGS="
@@ -61,6 +71,20 @@ $(COLLECTIONS_STAMP): requirements/collections.txt scripts/fetch_collections.py 
 	touch $@
 
 # ansible-test skips its shellcheck sanity test when the binary is missing: install it (Debian).
+publish-tools: $(PUBLISH_STAMP)
+
+$(PUBLISH_STAMP): requirements/publish.txt scripts/bootstrap_tools.sh scripts/find_python.sh
+	PYTHON="$(PYTHON)" scripts/bootstrap_tools.sh $(PUBLISH) requirements/publish.txt
+	touch $@
+
+tools-min: $(TOOLS_MIN_STAMP)
+
+$(TOOLS_MIN_STAMP): requirements/tools-min.txt scripts/bootstrap_tools.sh scripts/find_python.sh
+	python="$(PYTHON_MIN)"; [ -n "$$python" ] || python=$$(scripts/find_python.sh 3.12) \
+	  || { echo "make: $(TOOLS_MIN) needs Python 3.12 (ansible-core 2.17 runs on 3.10 to 3.12, the tools on 3.12+): set PYTHON_MIN=/path/to/python3.12" >&2; exit 1; }; \
+	PYTHON="$$python" scripts/bootstrap_tools.sh $(TOOLS_MIN) requirements/tools-min.txt
+	touch $@
+
 shellcheck:
 	@command -v shellcheck >/dev/null || { \
 	  if [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null; then \
@@ -90,10 +114,12 @@ STEP = start=$$SECONDS; $(MAKE) $(1); echo "== make $(1): passed in $$((SECONDS 
 test: setup
 	@$(call STEP,unit)
 	@$(call STEP,sanity)
+	@$(call STEP,sanity-min)
 	@$(call STEP,lint)
 	@$(call STEP,scenarios)
 	@$(call STEP,reliability)
 	@$(call STEP,build)
+	@$(call STEP,publish-check)
 	@$(call STEP,molecule)
 
 unit: setup report-tools
@@ -101,6 +127,10 @@ unit: setup report-tools
 
 sanity: tools shellcheck
 	$(BIN)/python scripts/sanity.py $(SANITY_ARGS)
+
+# The same sanity tests with the lowest ansible-core that meta/runtime.yml's requires_ansible admits.
+sanity-min: tools-min shellcheck
+	$(TOOLS_MIN)/bin/python scripts/sanity.py $(SANITY_ARGS)
 
 lint: setup
 	$(BIN)/ansible-lint $(LINT_ARGS)
@@ -154,7 +184,7 @@ build: tools
 	@tarball=$$(ls $(CURDIR)/$(BUILD)/dist/gpuops-cuda_venv-*.tar.gz); \
 	tmp=$$(mktemp -d "$${TMPDIR:-/tmp}/gpuops-cuda_venv-install.XXXXXX"); trap 'rm -rf "$$tmp"' EXIT; \
 	cd $$tmp; export -n ANSIBLE_CONFIG; export ANSIBLE_COLLECTIONS_PATH=$$tmp ANSIBLE_NOCOLOR=1; \
-	$(BIN)/ansible-galaxy collection install --offline -p $$tmp $$tarball; \
+	$(BIN)/ansible-galaxy collection install --offline --no-deps -p $$tmp $$tarball; \
 	$(BIN)/ansible-doc gpuops.cuda_venv.cuda_venv_facts >doc.txt; \
 	grep -qF "> MODULE gpuops.cuda_venv.cuda_venv_facts ($$tmp/" doc.txt || { cat doc.txt; echo "make build: ansible-doc found no gpuops.cuda_venv.cuda_venv_facts in $$tarball" >&2; exit 1; }; \
 	head -n 3 doc.txt; \
@@ -162,6 +192,11 @@ build: tools
 	$(BIN)/ansible localhost -m gpuops.cuda_venv.cuda_venv_facts -a "path=$$tmp/venv anchor=pip gpu=false" >run.txt || { cat run.txt; exit 1; }; \
 	grep -q '"code": "ANCHOR_NOT_INSTALLED"' run.txt || { cat run.txt; echo "make build: the installed module did not diagnose a venv" >&2; exit 1; }; \
 	echo "make build: $$tarball installs; ansible-doc reads gpuops.cuda_venv.cuda_venv_facts from it and the module runs"
+
+# The tarball through galaxy-importer with Automation Hub's settings (any warning fails), and the Execution
+# Environment: ansible-builder introspect on the installed tarball, ansible-builder create (scripts/publish_check.sh).
+publish-check: publish-tools
+	scripts/publish_check.sh $(PUBLISH) $(BUILD)/publish-check
 
 demo: setup
 	scripts/demo.sh
