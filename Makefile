@@ -34,12 +34,14 @@ LINT_ARGS ?=
 export PATH := $(BIN):$(PATH)
 
 .PHONY: help setup tools collections shellcheck report-tools test unit sanity lint scenarios reliability molecule bench build demo clean
-.PHONY: publish-tools tools-min sanity-min publish-check
+.PHONY: publish-tools tools-min sanity-min publish-check units-venv
 
 help:
 	@echo "make setup      tools venv ($(TOOLS)) and community collections ($(COLLECTIONS))"
-	@echo "make test       unit, sanity, sanity-min, lint, scenarios, reliability, build, publish-check, molecule; stops at the first failure"
+	@echo "make test       unit, units-venv, sanity, sanity-min, lint, scenarios, reliability, build, publish-check, molecule;"
+	@echo "                stops at the first failure"
 	@echo "make unit       pytest tests/unit"
+	@echo "make units-venv ansible-test units --venv: tests/unit with only what tests/unit/requirements.txt declares"
 	@echo "make sanity     ansible-test sanity on a copy in $(BUILD)/sanity, no ignore files"
 	@echo "make sanity-min the same with the lowest ansible-core requires_ansible claims ($(TOOLS_MIN))"
 	@echo "make lint       ansible-lint, production profile"
@@ -113,6 +115,7 @@ STEP = start=$$SECONDS; $(MAKE) $(1); echo "== make $(1): passed in $$((SECONDS 
 
 test: setup
 	@$(call STEP,unit)
+	@$(call STEP,units-venv)
 	@$(call STEP,sanity)
 	@$(call STEP,sanity-min)
 	@$(call STEP,lint)
@@ -124,6 +127,12 @@ test: setup
 
 unit: setup report-tools
 	$(BIN)/python -m pytest $(PYTEST_XDIST) tests/unit $(PYTEST_ARGS)
+
+# The unit tests as ansible-test runs them for a collection: a fresh venv with ansible-test's pins and
+# tests/unit/requirements.txt only (scripts/units.py; the same copy and offline get-pip as sanity).
+UNITS_ARGS ?=
+units-venv: tools report-tools
+	$(BIN)/python scripts/units.py $(UNITS_ARGS)
 
 sanity: tools shellcheck
 	$(BIN)/python scripts/sanity.py $(SANITY_ARGS)

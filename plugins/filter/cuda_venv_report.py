@@ -7,7 +7,7 @@ from __future__ import annotations
 DOCUMENTATION = r"""
 name: cuda_venv_report
 short_description: Turn cuda_venv facts into a report a person reads in a few seconds
-version_added: "0.1.0"
+version_added: "1.0.0"
 description:
   - Takes the C(ansible_facts.cuda_venv) dictionary returned by M(gpuops.cuda_venv.cuda_venv_facts) and returns a
     list of lines - the verdict, then each error and warning with its fix, then a count of informational findings.

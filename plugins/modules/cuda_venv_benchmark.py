@@ -9,7 +9,7 @@ DOCUMENTATION = r"""
 ---
 module: cuda_venv_benchmark
 short_description: Measure a CUDA venv's GPU throughput and compare it with a baseline
-version_added: "0.1.0"
+version_added: "1.0.0"
 description:
   - Runs a short benchmark in the venv's own interpreter (a subprocess with C(-I), an empty working directory, a clean
     environment and a timeout) - a bf16 matmul in TFLOP/s and a device-to-device copy in GB/s (bytes read plus bytes

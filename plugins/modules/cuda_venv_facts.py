@@ -9,7 +9,7 @@ DOCUMENTATION = r"""
 ---
 module: cuda_venv_facts
 short_description: Diagnose a CUDA Python virtual environment
-version_added: "0.1.0"
+version_added: "1.0.0"
 description:
   - Reads a Python venv from disk and reports every distribution, files missing or altered against their
     C(RECORD), paths owned by two wheels, every shared object's sonames resolved the way the real dynamic

@@ -9,7 +9,7 @@ DOCUMENTATION = r"""
 ---
 module: cuda_venv_repair
 short_description: Converge a CUDA Python venv to its declared wheels in staged, reversible batches
-version_added: "0.1.0"
+version_added: "1.0.0"
 description:
   - Diagnoses the venv like M(gpuops.cuda_venv.cuda_venv_facts), then plans and runs the repair that works for
     colliding CUDA wheels - remove the colliding wheels first, then force-reinstall the wheels they overwrote or
