@@ -45,11 +45,12 @@ echo "publish-check: galaxy-importer $("$venv/bin/python" -c 'import importlib.m
     --write-pip "$work/ee-python.txt" --write-bindep "$work/ee-system.txt" >/dev/null
 declared() { grep -Ev '^[[:space:]]*(#|$)' "$1" | sed 's/[[:space:]]*$//' | sort; }
 found() { sed -n 's/[[:space:]]*# from collection gpuops\.cuda_venv$//p' "$1" | sort; }
-for pair in "meta/ee-requirements.txt $work/ee-python.txt" "meta/ee-bindep.txt $work/ee-system.txt"; do
-    set -- $pair
+listed() {  # DECLARED_FILE INTROSPECTED_FILE
     diff <(declared "$root/$1") <(found "$2") >/dev/null \
-        || { diff <(declared "$root/$1") <(found "$2") || true; fail "ansible-builder introspect does not list $1 as declared (above: - declared, + found)"; }
-done
+        || { diff <(declared "$root/$1") <(found "$2") || true; fail "ansible-builder introspect does not list $1 as declared (above: < declared, > found)"; }
+}
+listed meta/ee-requirements.txt "$work/ee-python.txt"
+listed meta/ee-bindep.txt "$work/ee-system.txt"
 echo "publish-check: ansible-builder introspect lists $(found "$work/ee-python.txt" | wc -l) Python and $(found "$work/ee-system.txt" | wc -l) system requirements of gpuops.cuda_venv"
 
 # 4. The EE build context.
