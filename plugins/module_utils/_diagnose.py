@@ -417,7 +417,7 @@ def script_interpreter_missing(obs) -> List[Finding]:
                     "start." % (len(items), interpreter, ", ".join(p for _l, p in items[:_EXAMPLES])),
                     "Point their shebangs at this venv: sed -i '1s|^#!%s|#!%s|' %s" % (
                         interpreter, python, " ".join(os.path.join(obs.layout.root, p) for _l, p in items)),
-                    {"scripts": [p for _l, p in items], "distributions": sorted({l for l, _p in items})})
+                    {"scripts": [p for _l, p in items], "distributions": sorted({label for label, _p in items})})
             for interpreter, items in sorted(by_interpreter.items())]
 
 
