@@ -112,8 +112,8 @@ def read_wheel(wheel_file: str, root: str, site_packages: str, python_version: s
 
 
 def _dist_info_dir(names: Sequence[str], wheel_file: str) -> str:
-    found = sorted({n.split("/", 1)[0] for n in names if n.count("/") == 1 and n.split("/", 1)[0].endswith(".dist-info")
-                    and n.endswith("/RECORD")})
+    found = sorted({n.split("/", 1)[0] for n in names
+                    if n.count("/") == 1 and n.split("/", 1)[0].endswith(".dist-info") and n.endswith("/RECORD")})
     if len(found) != 1:
         raise WheelError("wheel %s holds %d .dist-info folders with a RECORD, expected one" % (wheel_file, len(found)))
     return found[0]
