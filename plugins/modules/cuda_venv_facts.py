@@ -171,7 +171,7 @@ ansible_facts:
                   C(loaded) (false when a failed dlopen unloaded it again, or never in the process).
               type: list
               elements: dict
-              version_added: "0.1.0"
+              version_added: "1.0.0"
             edges:
               description:
                 - One per DT_NEEDED entry of each visited object, C(object) needs C(soname), C(resolved) to that
@@ -179,7 +179,7 @@ ansible_facts:
                   C(error) the loader's message for a bad file or a missing one, or null.
               type: list
               elements: dict
-              version_added: "0.1.0"
+              version_added: "1.0.0"
         requirements:
           description: The anchor's requirement closure (extras and markers evaluated for the venv's interpreter).
           type: list

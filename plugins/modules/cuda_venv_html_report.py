@@ -12,7 +12,7 @@ DOCUMENTATION = r"""
 ---
 module: cuda_venv_html_report
 short_description: Write an HTML report of CUDA venvs and of the fleet, on the controller
-version_added: "0.1.0"
+version_added: "1.0.0"
 description:
   - Writes one self-contained HTML page per host (inline CSS and SVG; no script, no network) and an C(index.html) with
     one row per host, into a folder on the controller.
