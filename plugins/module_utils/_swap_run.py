@@ -163,9 +163,11 @@ def _converge_on_copy(run, flow, before, plan, recovered, strategy) -> dict:
     options = run.options
     root, state_dir = flow.root, flow.state_dir
     live_python = run.backend.python
+    # The probes' bytecode: the venv's own when it has some (the copy shares it), else a folder beside the copy.
+    pycache = os.path.join(flow.swap_dir, _repair.PYCACHE_DIR) if options.facts.pycache else None
     copy_options = dataclasses.replace(
         options, probe_command=rebase_argv(options.probe_command, root, flow.copy),
-        facts=dataclasses.replace(options.facts, path=flow.copy, pycache=os.path.join(flow.swap_dir, _repair.PYCACHE_DIR)))
+        facts=dataclasses.replace(options.facts, path=flow.copy, pycache=pycache))
 
     def failed(current, message):
         run.options = options
