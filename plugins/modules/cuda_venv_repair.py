@@ -200,7 +200,7 @@ options:
   keep_previous:
     description:
       - After a swap, how many previous generations of the venv to keep beside it, in
-        C(PARENT/.NAME.cuda_venv/previous/RUN) (hard links: only files the repair replaced take space). C(0) keeps
+        C(PARENT/.NAME.cuda_venv/previous/RUN) (hard links, so only files the repair replaced take space). C(0) keeps
         none. Facts and repairs never read them as part of the venv.
     type: int
     default: 1
