@@ -74,8 +74,8 @@ def comparable(root):
     return state
 
 
-@pytest.mark.parametrize("depth", ["short", "long"])
-def test_swap_gives_the_same_venv_as_in_place(tmp_path, depth):
+@pytest.mark.parametrize("depth, backend", [("short", "pip"), ("long", "pip"), ("short", "uv")])
+def test_swap_gives_the_same_venv_as_in_place(tmp_path, depth, backend):
     """One broken state (contaminated, plus a damaged wheel with a console script and a module) repaired both ways.
 
     long: the venv's own shebang fits 127 bytes, the copy's does not (pip writes the /bin/sh launcher there)."""
@@ -92,8 +92,9 @@ def test_swap_gives_the_same_venv_as_in_place(tmp_path, depth):
     states, results = {}, {}
     for strategy in ("in_place", "swap"):  # one path for both: what the installers write names it
         info = clone_to(base, parent / "venv")
+        uv = dict(backend="uv", uv_executable=os.path.join(os.path.dirname(sys.executable), "uv")) if backend == "uv" else {}
         rc, result, output = repair(tmp_path, info, strategy=strategy, packages=["cuda-venv-tool==1.0"],
-                                    find_links=[str(base.wheelhouse), str(base.extra_wheelhouse), str(wheels)])
+                                    find_links=[str(base.wheelhouse), str(base.extra_wheelhouse), str(wheels)], **uv)
         assert rc == 0, output
         assert result["healthy"] is True and result["strategy"] == strategy, result.get("summary")
         states[strategy], results[strategy] = comparable(info.venv), result
@@ -103,7 +104,8 @@ def test_swap_gives_the_same_venv_as_in_place(tmp_path, depth):
     assert len(str(swapped)) == (110 if depth == "long" else len(str(swapped)))
     assert result["exchange"] == "renameat2"
     pyc = "cuda_venv_tool/__pycache__/__init__.cpython-"
-    assert "bin/cuda-venv-tool" in result["rewritten"] and any(pyc in p and p.endswith(".pyc") for p in result["rewritten"]), result
+    assert "bin/cuda-venv-tool" in result["rewritten"], result
+    assert any(pyc in p and p.endswith(".pyc") for p in result["rewritten"]) is (backend == "pip")  # uv compiles none
     script = (swapped / "bin" / "cuda-venv-tool").read_bytes()
     assert script.startswith(b"#!" + str(swapped).encode() + b"/bin/python\n"), script[:200]
     a, b = states["in_place"], states["swap"]
