@@ -250,7 +250,7 @@ def exchange(a: str, b: str, swap_dir: str) -> str:
         os.rename(b, a)
         os.rename(tmp, b)
         method = "renames"
-    for path in {os.path.dirname(a), os.path.dirname(b)}:
+    for path in sorted({os.path.dirname(a), os.path.dirname(b)}):
         fsync_dir(path)
     return method
 
