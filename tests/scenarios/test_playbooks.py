@@ -130,7 +130,7 @@ def test_repair_playbook_check_rollback_repair_and_rerun(tmp_path):
         os.makedirs(str(tmp_path / ("aside-" + name)))
         asides.append((shutil.move(nccl, str(tmp_path / ("aside-" + name))), str(info.wheelhouse)))
     inventory = write_inventory(tmp_path, {"gutted": gutted, "partial": partial, "partial-swap": partial_swap},
-                                {"partial": {"venv_repair_strategy": "in_place"}})
+                                host_vars={"partial": {"venv_repair_strategy": "in_place"}})
     hosts = (("gutted", gutted), ("partial", partial), ("partial-swap", partial_swap))
     digests = {name: tree_digest(str(info.venv)) for name, info in hosts}
 
