@@ -154,8 +154,9 @@ def test_repair_playbook_check_rollback_repair_and_rerun(tmp_path):
     assert "No matching distribution found for nvidia-nccl-cu12==2.27.5" in recap["partial"]
     assert recap["partial-swap"].startswith(
         "rolled back - batch 2 of 2 (%s) failed on the copy: reinstall failed: " % BATCH_2), recap
-    assert recap["partial-swap"].endswith("No matching distribution found for nvidia-nccl-cu12==2.27.5; the copy was "
-                                          "discarded, the venv is as it was"), recap
+    assert ("No matching distribution found for nvidia-nccl-cu12==2.27.5; unfixable: nvidia-nccl-cu12==2.27.5 not found "
+            "in the wheel sources" in recap["partial-swap"]), recap
+    assert recap["partial-swap"].endswith("; no index); the copy was discarded, the venv is as it was"), recap
     assert stats["partial-swap"]["failed"] == 1 and stats["partial-swap"]["rescued"] == 1
     assert tree_digest(str(partial_swap.venv)) == digests["partial-swap"]  # not even batch 1 reached the venv
     assert recap["partial"].endswith(
