@@ -23,7 +23,7 @@ from ansible_collections.gpuops.cuda_venv.plugins.module_utils._errors import Cu
 
 JOURNAL_NAME = "journal.jsonl"
 PREVIOUS_NAME = "journal.prev.jsonl"
-PHASES = ("begin", "snapshot", "apply", "action", "probe", "commit", "rollback", "done")
+PHASES = ("begin", "snapshot", "apply", "action", "probe", "commit", "rollback", "done", "swap")
 CLOSING_PHASES = ("commit", "rollback")
 
 

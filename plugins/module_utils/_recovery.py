@@ -83,6 +83,11 @@ class Batch:
         journal.append("snapshot", batch=number, entries=len(snapshot.entries), files=files, copied=len(snapshot.copied))
         return cls(root, state_dir, journal, number, snapshot)
 
+    @property
+    def entries(self):
+        """The tree as the batch's snapshot found it."""
+        return self.snapshot.entries
+
     def apply(self, **details) -> dict:
         """Journal that the tree is about to change; call it before the first installer command."""
         return self.journal.append("apply", batch=self.number, **details)

@@ -31,7 +31,9 @@ from ansible_collections.gpuops.cuda_venv.plugins.module_utils._record_trim impo
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._recovery import Batch, recover
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._redact import redact
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._snapshot import escaping_directory_links
+from ansible_collections.gpuops.cuda_venv.plugins.module_utils._swap import IN_PLACE, SWAP, recover_swap, swap_dir_of
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._venv_lock import VenvLock
+from ansible_collections.gpuops.cuda_venv.plugins.module_utils import _swap_run
 
 STATE_DIR = ".cuda_venv"
 # The probes' bytecode cache when the venv has none of its own (see _probe_pycache); removed when the run ends.
@@ -54,6 +56,9 @@ class RepairOptions:
     check_mode: bool = False
     diff: bool = False
     install_check: object = None  # _install_guard.InstallCheck: every wheel's paths checked before anything is installed
+    strategy: str = IN_PLACE  # auto | swap | in_place (the module's default is auto; see _swap_run.py)
+    keep_previous: int = 1
+    swap_back: bool = False
 
 
 @dataclass
@@ -126,7 +131,7 @@ def repair(options: RepairOptions, make_backend: Callable[[], object], runner, s
 def _converge(run, root: str, state_dir: str, static: FactsOptions) -> dict:
     """Under the lock: recover, plan, run the batches (re-planning up to MAX_ROUNDS times), report."""
     runner = run.runner
-    recovered = recover(root, state_dir)
+    recovered = recover(root, state_dir) or recover_swap(root, swap_dir_of(root), run.options.keep_previous)
     loader = loader_config(runner, static.ld_library_path)  # the node's loader does not change during a run
     run.loader = loader
     before = observe(static, runner, loader)
@@ -136,40 +141,40 @@ def _converge(run, root: str, state_dir: str, static: FactsOptions) -> dict:
         before = dataclasses.replace(before, options=dataclasses.replace(before.options, pycache=pycache))
     options = run.options
     run.observed = before
+    if options.swap_back:
+        return _swap_run.swap_back_result(run, root, static, before, recovered)
     findings = diagnose(before)
     plan = _guarded(run, before, make_plan(before, findings, options.desired), state_dir,
                     lambda checked: _result(options, before, before, checked, run, recovered))
     if plan.empty:
-        return _result(options, before, before, plan, run, recovered, changed=bool(recovered))
+        result = _result(options, before, before, plan, run, recovered, changed=bool(recovered))
+        result.update(strategy=None, strategy_reason="nothing to repair")
+        return result
     if run.backend is None:  # resolve the installer before any batch: an unusable one changes nothing
         raise RepairFailed("no installer backend", _result(options, before, before, plan, run, recovered))
     if options.batch and options.batch > len(plan.batches):
         raise RepairFailed("batch %d does not exist: the plan has %d batch(es)" % (
             options.batch, len(plan.batches)), _result(options, before, before, plan, run, recovered))
+    try:
+        strategy = _swap_run.decide(options, before, plan, root)
+    except CudaVenvError as exc:
+        raise RepairFailed(str(exc), dict(_result(options, before, before, plan, run, recovered), strategy=None,
+                                          strategy_reason=str(exc))) from None
+    if strategy.used == SWAP:
+        return _swap_run.converge_on_copy(run, root, state_dir, before, plan, recovered, strategy)
     journal = Journal(state_dir)
-    plan_seen = plan
     with ThreadPoolExecutor(max_workers=1) as background:
         # The baseline test runs while the first batch's snapshot is taken: the venv is unchanged until it applies.
         pending = background.submit(_baseline, before, options, runner)
-        state = pending.result
-        for _round in range(1 if options.batch else MAX_ROUNDS):
-            batches = (plan.batches[options.batch - 1],) if options.batch else plan.batches
-            for batch in batches:
-                outcome = _run_batch(run, journal, root, state_dir, batch, state, before, plan, recovered)
-                if outcome is not None:  # None: skipped, restored, for want of a wheel; the next batch runs
-                    state = _ready(*outcome)
-            current = state()[0]
-            if options.batch or run.unfixable:  # another round would only meet the same missing wheels
-                break
-            plan = _guarded(run, current, make_plan(without_probe(current), diagnose(current), options.desired), state_dir,
-                            lambda checked, now=current: _result(options, before, now, checked, run, recovered), journal)
-            if plan.empty or plan.as_dict() == plan_seen.as_dict():
-                break
-            plan_seen = plan
+
+        def begin(batch):
+            return Batch.begin(root, state_dir, journal, batch.number, actions=[a.as_dict() for a in batch.actions])
+        current, plan_seen = _run_rounds(run, begin, plan, pending.result, before, recovered, state_dir, journal)
     journal.append("done")
     journal.reset()
     after = without_probe(current)  # nothing changed since the last batch's observation
     result = _result(options, before, after, plan_seen, run, recovered, probe_obs=current)
+    result.update(strategy=strategy.used, strategy_reason=strategy.reason)
     if run.unfixable:
         result["plan"]["unfixable"] = list(result["plan"]["unfixable"]) + run.unfixable
         raise RepairFailed("; ".join(run.unfixable) + ("" if options.batch else "; the other batches ran"), result)
@@ -189,6 +194,28 @@ def _guarded(run, obs, plan, state_dir, result_of, journal=None):
         result = result_of(exc.plan or plan)
         result.update(refused=exc.result["refused"], findings=exc.result["refused"] + result["findings"])
         raise RepairFailed(redact(str(exc), run.secrets), result) from None
+
+
+def _run_rounds(run, begin, plan, state, before, recovered, state_dir, journal):
+    """The batches of the plan, then of the re-plans (at most MAX_ROUNDS, each guarded); (last observation, last plan
+    run). ``journal`` is closed by a refused re-plan."""
+    options = run.options
+    plan_seen = plan
+    for _round in range(1 if options.batch else MAX_ROUNDS):
+        batches = (plan.batches[options.batch - 1],) if options.batch else plan.batches
+        for batch in batches:
+            outcome = _run_batch(run, begin, batch, state, before, plan, recovered)
+            if outcome is not None:  # None: skipped, restored, for want of a wheel; the next batch runs
+                state = _ready(*outcome)
+        current = state()[0]
+        if options.batch or run.unfixable:  # another round would only meet the same missing wheels
+            break
+        plan = _guarded(run, current, make_plan(without_probe(current), diagnose(current), options.desired), state_dir,
+                        lambda checked, now=current: _result(options, before, now, checked, run, recovered), journal)
+        if plan.empty or plan.as_dict() == plan_seen.as_dict():
+            break
+        plan_seen = plan
+    return current, plan_seen
 
 
 def _probe_pycache(obs, state_dir: str) -> Optional[str]:
@@ -216,9 +243,13 @@ def _ready(current, baseline):
     return lambda: (current, baseline)
 
 
-def _run_batch(run, journal, root, state_dir, batch, state, before, plan, recovered):
-    """``state()``: (the observation this batch starts from, its health); asked for once the snapshot is taken."""
-    txn = Batch.begin(root, state_dir, journal, batch.number, actions=[a.as_dict() for a in batch.actions])
+def _run_batch(run, begin, batch, state, before, plan, recovered):
+    """``state()``: (the observation this batch starts from, its health); asked for once the snapshot is taken.
+
+    ``begin(batch)`` opens the batch's transaction: a snapshot of the live venv (in place), or a batch on the copy.
+    """
+    txn = begin(batch)
+    root = txn.root
     try:
         current, baseline = state()
     except Exception:  # the baseline test could not run: close the batch before anything changed
@@ -230,7 +261,7 @@ def _run_batch(run, journal, root, state_dir, batch, state, before, plan, recove
     record = {"batch": batch.number, "title": batch.title, "commands": [], "result": None}
     run.executed.append(record)
     if any(a.kind != "remove" for a in batch.actions):
-        leaving = escaping_directory_links(root, txn.snapshot.entries)
+        leaving = escaping_directory_links(root, txn.entries)
         if leaving:
             _fail(run, txn, record, "batch %d: not installing: %s (a symlink leaving the venv) would let the installer "
                   "write outside it (RECORD_PATH_OUTSIDE_VENV); replace it with a folder, then run again"
@@ -249,9 +280,10 @@ def _run_batch(run, journal, root, state_dir, batch, state, before, plan, recove
         if not result.ok:
             message = "batch %d: %s failed: %s" % (batch.number, kind, _tail(result))
             missing = [a.requirement for a in actions if a.name in run.backend.not_found(result)]
-            if missing:  # unfixable from these sources: restore this batch, let the independent ones run
+            if missing:
                 message = redact("%s; unfixable: %s not found in the wheel sources (%s)" % (
                     message, ", ".join(missing), run.backend.describe_sources()), run.secrets)
+            if missing and isinstance(txn, Batch):  # in place: restore this batch, let the independent ones run
                 _restore(txn, record, message)
                 run.touched.difference_update(a.name for a in batch.actions)  # restored: nothing of it to verify
                 run.unfixable.append(message)
@@ -373,6 +405,7 @@ def _check_result(options, obs, root, run) -> dict:
                     lambda checked: {"changed": False, "plan": checked.as_dict(), "healthy": is_healthy(findings),
                                      "findings": [f.as_dict() for f in findings], "summary": summarize(findings),
                                      "batches": [], "recovered": None})
+    strategy = _swap_run.check_strategy(options, obs, root, plan)
     pending = Journal(state_dir_of(root)).open_batch() if os.path.isdir(state_dir_of(root)) else None
     result = {
         "changed": not plan.empty or pending is not None,
@@ -385,6 +418,7 @@ def _check_result(options, obs, root, run) -> dict:
     }
     if pending is not None:
         result["pending_recovery"] = "an interrupted run (batch %s) will be rolled back first" % pending.get("batch")
+    result.update(strategy)
     if options.diff:
         result["diff"] = {"before": _diff_side(inventory(obs), file_state(obs)),
                           "after": _diff_side(predicted_inventory(inventory(obs), plan),
@@ -392,7 +426,8 @@ def _check_result(options, obs, root, run) -> dict:
     return result
 
 
-def _result(options, before, after, plan: Plan, run, recovered, changed=None, failed=False, probe_obs=None) -> dict:
+def _result(options, before, after, plan: Plan, run, recovered, changed=None, failed=False, probe_obs=None,
+            verified=None) -> dict:
     findings = diagnose(probe_obs if probe_obs is not None else after)
     inv_before, inv_after = inventory(before), inventory(after)
     files_before, files_after = file_state(before), file_state(after)
@@ -407,7 +442,7 @@ def _result(options, before, after, plan: Plan, run, recovered, changed=None, fa
         "findings": [f.as_dict() for f in findings],
         "summary": summarize(findings),
         "backend": run.backend_name,
-        "verified": _verify_touched(after, run.touched) if not failed else {},
+        "verified": {} if failed else verified if verified is not None else _verify_touched(after, run.touched),
     }
     if options.diff:
         result["diff"] = {"before": _diff_side(inv_before, files_before), "after": _diff_side(inv_after, files_after)}

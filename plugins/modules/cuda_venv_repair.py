@@ -26,6 +26,11 @@ description:
     of the plan) owns with other bytes (finding C(INSTALL_WOULD_OVERWRITE)), or is built for another CUDA major than
     the anchor (C(INSTALL_CUDA_MAJOR_MISMATCH)). A distribution the plan removes first frees its paths (a planned
     replacement, said in the install's reason).
+  - With O(strategy=swap) (the default wherever it can work) the batches run on a hard-linked copy of the venv
+    beside it (C(PARENT/.NAME.cuda_venv/next)); the copy is verified and then exchanged with the venv in one atomic
+    step (C(renameat2) with C(RENAME_EXCHANGE)), so the venv path never holds a half-repaired venv and a failure
+    leaves the venv untouched. The old venv is kept as the previous generation (O(keep_previous)); O(swap_back)
+    brings it back.
   - C(changed) comes from comparing the inventory (name, version) and file state before and after, never from
     installer output. A healthy venv with nothing to prune runs no installer and reports C(changed=false).
 author:
@@ -172,6 +177,39 @@ options:
     type: list
     elements: path
     default: []
+  strategy:
+    description:
+      - How the venv is changed.
+      - C(swap) copies the venv beside itself on the same filesystem (new directories, hard-linked files, so it
+        costs metadata only), runs every batch and its test on the copy, makes the paths the installers wrote into
+        the copy (console-script shebangs and their RECORD rows, bytecode) name the venv's own path, verifies the
+        copy (the tests, and every reinstalled wheel hashed against its RECORD), then exchanges the two directories
+        atomically. Any failure discards the copy; the venv was never changed. Processes already running keep the
+        files they opened; a process started after the exchange sees only the repaired venv. Where the kernel or
+        filesystem refuses the exchange, two C(rename) calls do it, with the venv path missing between them (a
+        killed run is completed by the next). O(probe_command) arguments under the venv's path are pointed at the
+        copy while it is tested.
+      - C(in_place) changes the venv itself, batch by batch, each batch restored from its snapshot on failure.
+      - C(auto) uses C(swap) and falls back to C(in_place) where a swap cannot work, saying why in
+        RV(strategy_reason) - the venv root is a mount point (for example bind-mounted into a container), its
+        parent directory is not writable, the copy would cross filesystems, the free space or inodes of the
+        filesystem are short for what the plan writes, or O(batch) is set. C(swap) fails with that reason instead.
+    type: str
+    choices: [auto, swap, in_place]
+    default: auto
+  keep_previous:
+    description:
+      - After a swap, how many previous generations of the venv to keep beside it, in
+        C(PARENT/.NAME.cuda_venv/previous/RUN) (hard links, so only files the repair replaced take space). C(0) keeps
+        none. Facts and repairs never read them as part of the venv.
+    type: int
+    default: 1
+  swap_back:
+    description:
+      - Exchange the venv with its newest previous generation, atomically, and do nothing else. Running it again swaps
+        forward. Fails when there is no previous generation.
+    type: bool
+    default: false
 seealso:
   - module: gpuops.cuda_venv.cuda_venv_facts
 """
@@ -250,6 +288,28 @@ refused:
   returned: when the plan is refused
   type: list
   elements: dict
+strategy:
+  description: The strategy used (V(swap), V(in_place) or V(swap_back)); null when there was nothing to repair. In check
+    mode, the strategy the run would use.
+  returned: always
+  type: str
+strategy_reason:
+  description: Why that strategy, for example why a swap fell back to C(in_place).
+  returned: always
+  type: str
+previous:
+  description: Where the previous generation was kept after a swap (null when O(keep_previous=0)).
+  returned: after a swap
+  type: str
+exchange:
+  description: How the directories were exchanged - V(renameat2) (atomic) or V(renames) (the fallback).
+  returned: after a swap
+  type: str
+rewritten:
+  description: Files the installers wrote into the copy naming its path, rewritten to name the venv's (relative paths).
+  returned: after a swap
+  type: list
+  elements: str
 backend:
   description: The installer used.
   returned: when not in check mode
@@ -271,6 +331,7 @@ from ansible_collections.gpuops.cuda_venv.plugins.module_utils._repair import Re
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._requirements import (
     HAS_PACKAGING, PACKAGING_IMPORT_ERROR, parse_requirement)
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._runner import SubprocessRunner
+from ansible_collections.gpuops.cuda_venv.plugins.module_utils._swap import finish_missing_root
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._venv_layout import read_layout
 
 ARGUMENT_SPEC = dict(
@@ -296,6 +357,9 @@ ARGUMENT_SPEC = dict(
     lock_timeout=dict(type="float", default=0),
     verify=dict(type="str", choices=["size", "hash"], default="size"),
     ld_library_path=dict(type="list", elements="path", default=[]),
+    strategy=dict(type="str", choices=["auto", "swap", "in_place"], default="auto"),
+    keep_previous=dict(type="int", default=1),
+    swap_back=dict(type="bool", default=False),
 )
 
 _NAME = re.compile(r"^[A-Za-z0-9](?:[A-Za-z0-9._-]*[A-Za-z0-9])?$")
@@ -311,6 +375,8 @@ def validate(params) -> list:
         if params[key] <= 0:
             problems.append("%s must be positive, got %s" % (key, params[key]))
     problems.extend(library_path_problems(params["ld_library_path"]))
+    if params["keep_previous"] < 0:
+        problems.append("keep_previous must be >= 0, got %d" % params["keep_previous"])
     if params["lock_timeout"] < 0:
         problems.append("lock_timeout must be >= 0, got %s" % params["lock_timeout"])
     for name in params["remove"] + [params["anchor"]]:
@@ -338,6 +404,8 @@ def main():
         sources = WheelSources(find_links=tuple(params["find_links"]), index_url=params["index_url"],
                                extra_index_urls=tuple(params["extra_index_urls"]), no_index=params["no_index"])
         secrets = secrets + tuple(sources.secrets())
+        if not module.check_mode:
+            finish_missing_root(params["path"])  # a swap killed between its two renames (the fallback) left no venv
         layout = read_layout(params["path"])
 
         def make_backend(observed):
@@ -354,7 +422,8 @@ def main():
                                  revert_edits=params["revert_edits"]),
             probe=params["probe"], probe_command=tuple(params["probe_command"]), batch=params["batch"],
             lock_timeout=params["lock_timeout"], check_mode=module.check_mode, diff=module._diff,
-            install_check=InstallCheck(sources, tuple(params["packages"]), params["with_dependencies"]))
+            install_check=InstallCheck(sources, tuple(params["packages"]), params["with_dependencies"]),
+            strategy=params["strategy"], keep_previous=params["keep_previous"], swap_back=params["swap_back"])
         result = repair(options, make_backend, runner, secrets)
     except CudaVenvError as exc:
         module.fail_json(msg=redact(str(exc), secrets), **exc.result)

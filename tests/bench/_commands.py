@@ -68,8 +68,9 @@ def hash_reader(files: FileSet, threads: int, cwd: str) -> Step:
     return Step((sys.executable, "-m", "tests.bench._hash_files", str(files.list_path), str(threads)), engine_env(), cwd)
 
 
-def repair(venv: Path, backend: str, uv: str, links: Sequence[Path], cwd: str, uv_cache: str) -> Step:
-    argv = (sys.executable, "-m", "tests.bench._repair_child", str(venv), backend, uv if backend == "uv" else "")
+def repair(venv: Path, backend: str, uv: str, links: Sequence[Path], cwd: str, uv_cache: str,
+           strategy: str = "in_place") -> Step:
+    argv = (sys.executable, "-m", "tests.bench._repair_child", str(venv), backend, uv if backend == "uv" else "", strategy)
     return Step(argv + tuple(str(link) for link in links), engine_env({"UV_CACHE_DIR": uv_cache}), cwd)
 
 

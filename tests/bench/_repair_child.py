@@ -4,7 +4,7 @@
 """A child process that runs cuda_venv_repair's work once, the way its main() does, without Ansible.
 
 Benchmark support for gpuops.cuda_venv: not part of the collection's API.
-``python -m tests.bench._repair_child VENV pip|uv UV_PATH FIND_LINKS...``; needs build/collections on PYTHONPATH.
+``python -m tests.bench._repair_child VENV pip|uv UV_PATH in_place|swap FIND_LINKS...``; needs build/collections on PYTHONPATH.
 Exits 1 unless the venv ends healthy.
 """
 
@@ -25,7 +25,7 @@ INSTALLER_TIMEOUT = 3600.0
 
 
 def main(argv) -> int:
-    venv, kind, uv_path, links = argv[1], argv[2], argv[3] or None, tuple(argv[4:])
+    venv, kind, uv_path, strategy, links = argv[1], argv[2], argv[3] or None, argv[4], tuple(argv[5:])
     runner = SubprocessRunner()
     sources = WheelSources(find_links=links, no_index=bool(links))
     layout = read_layout(venv)
@@ -34,10 +34,11 @@ def main(argv) -> int:
         return select_backend(kind, layout.python, runner, sources, uv_path=uv_path, timeout=INSTALLER_TIMEOUT)
     options = RepairOptions(
         facts=FactsOptions(path=layout.root, probe_timeout=PROBE_TIMEOUT),
-        desired=DesiredState(packages=(), remove=(), prune="cuda", batch_size=4))
+        desired=DesiredState(packages=(), remove=(), prune="cuda", batch_size=4), strategy=strategy)
     result = repair(options, make_backend, runner)
     batches = ["%s: %s" % (b["batch"], b["result"]) for b in result["batches"]]
-    print("changed=%s healthy=%s batches=%s: %s" % (result["changed"], result["healthy"], batches, result["summary"]))
+    print("changed=%s healthy=%s strategy=%s batches=%s: %s" % (result["changed"], result["healthy"], result["strategy"],
+                                                                batches, result["summary"]))
     return 0 if result["healthy"] else 1
 
 

@@ -54,6 +54,8 @@ class _Fresh:
 
     def __call__(self) -> None:
         shutil.rmtree(self.venv)
+        # A swap's generations beside the venv: pruning the last one would be timed in the next run.
+        shutil.rmtree(self.venv.parent / (".%s.cuda_venv" % self.venv.name), ignore_errors=True)
         _copy(self.pristine, self.venv, self.flags)
 
 
@@ -101,8 +103,11 @@ def run(bench: RepairBench, log=print) -> Table:
         timed(kind + "-hand", "%s: the fix typed by hand (uninstall %d, reinstall 4 %s, 1 import probe)"
               % (kind, len(bench.remove), flags),
               by_hand, fresh, venv=bench.venv, label="%s by hand" % kind)
-        timed(kind + "-module", "%s: cuda_venv_repair (`_repair.repair` in a child, no Ansible)" % kind,
+        timed(kind + "-module", "%s: cuda_venv_repair, strategy in_place (`_repair.repair` in a child, no Ansible)" % kind,
               [cmd.repair(bench.venv, kind, bench.uv or "", bench.links, bench.repo, uv_cache)], fresh,
+              kind + "-hand", GOALS[kind], venv=bench.venv)
+        timed(kind + "-swap", "%s: cuda_venv_repair, strategy swap (copy, batches on it, exchange)" % kind,
+              [cmd.repair(bench.venv, kind, bench.uv or "", bench.links, bench.repo, uv_cache, "swap")], fresh,
               kind + "-hand", GOALS[kind], venv=bench.venv)
         timed(kind + "-rebuild", "%s: rebuild instead (new venv, install torch==2.9.1 from the wheelhouse, "
               "1 import probe)" % kind, rebuild, _removing(bench.work / "rebuilt"), kind + "-hand",

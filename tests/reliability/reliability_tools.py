@@ -15,7 +15,7 @@ CACHE = os.environ.get("CUDA_VENV_STANDIN_CACHE", os.path.join(ROOT, "build", "s
 # Heavier variants (every kill point with a full recovery run, double faults, more load): opt in.
 FULL = os.environ.get("CUDA_VENV_RELIABILITY", "") == "full"
 # Crash points inside loops (one hit per file): killed at the first, middle and last hit of each run of hits.
-LOOP_POINTS = ("snapshot.link", "restore.remove", "restore.mkdir", "restore.replace", "restore.metadata")
+LOOP_POINTS = ("snapshot.link", "swap.copy", "restore.remove", "restore.mkdir", "restore.replace", "restore.metadata")
 STATE_DIR = ".cuda_venv"
 
 
@@ -31,8 +31,10 @@ def clone(info, dest):
 
 
 def repair_args(info, **extra):
+    """Arguments of a repair of a stand-in from its wheelhouses; strategy in_place unless ``extra`` says otherwise
+    (these tests prove the in-place transactions; test_swap_faults.py passes strategy swap)."""
     links = [str(info.wheelhouse)] + ([str(info.extra_wheelhouse)] if info.extra_wheelhouse else [])
-    args = dict(path=str(info.venv), find_links=links, no_index=True, backend="pip")
+    args = dict(path=str(info.venv), find_links=links, no_index=True, backend="pip", strategy="in_place")
     args.update(extra)
     return args
 

@@ -20,6 +20,7 @@ import pytest
 
 from reliability_tools import ROOT, clone, repair_args, run_child, state_differences
 
+from ansible_collections.gpuops.cuda_venv.plugins.module_utils._swap import swap_dir_of
 from ansible_collections.gpuops.cuda_venv.tests.unit.plugins.module_utils.elf_helpers import (
     GCC, build_so, dynamic_offset, synthetic_elf)
 from ansible_collections.gpuops.cuda_venv.tests.unit.plugins.module_utils.test_distributions import make_dist
@@ -561,18 +562,20 @@ def test_bad_input(tmp_path, bank, case):
 
 
 def unchanged_but_state_dir(before, after, tmp_path, venv):
-    """Paths that changed, except what a repair adds to its own state dir (lock, journal, snapshots).
+    """Paths that changed, except what a repair adds to its own state dirs (lock, journal, snapshots; the swap
+    journal beside the venv).
 
     Files that were in the state dir before (a journal, a manifest left by another run) must not change.
     """
     old = dict(before)
-    state = None
+    states = []
     if venv is not None and os.path.isabs(str(venv)):
-        state = os.path.relpath(os.path.join(str(venv), STATE_DIR), str(tmp_path))
+        states = [os.path.relpath(os.path.join(str(venv), STATE_DIR), str(tmp_path)),
+                  os.path.relpath(swap_dir_of(str(venv)), str(tmp_path))]
     wrong = []
     for rel in state_differences(after, before):
         key = os.fsencode(rel).hex()
-        in_state = state is not None and (rel == state or rel.startswith(state + "/"))
+        in_state = any(rel == state or rel.startswith(state + "/") for state in states)
         if in_state and (key not in old or old[key][0] == "d"):
             continue
         wrong.append(rel)

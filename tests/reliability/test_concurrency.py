@@ -8,6 +8,8 @@ import subprocess
 import sys
 import time
 
+import pytest
+
 from local_servers import SilentServer
 from reliability_tools import FULL, ROOT, finish_child, repair_args, run_child, start_child
 
@@ -37,11 +39,14 @@ def lock_intervals(events):
     return intervals
 
 
-def test_four_repairs_of_one_venv_run_one_after_another(tmp_path, fresh):
+@pytest.mark.parametrize("strategy, finished", [("in_place", "batch.committed"), ("swap", "swap.exchanged")])
+def test_four_repairs_of_one_venv_run_one_after_another(tmp_path, fresh, strategy, finished):
+    """With swap, the lock the waiting runs hold open is the same inode after the exchange (the copy links it)."""
     info = fresh("contaminated")
     shared = tmp_path / "events.jsonl"
     procs = [(tmp_path / ("run%d" % n), start_child(tmp_path / ("run%d" % n), "cuda_venv_repair",
-                                                    repair_args(info, lock_timeout=600), trace_lock=True, events=shared))
+                                                    repair_args(info, lock_timeout=600, strategy=strategy),
+                                                    trace_lock=True, events=shared))
              for n in range(4)]
     runs = {proc.pid: finish_child(work, proc) for work, proc in procs}
     for pid, run in runs.items():
@@ -51,7 +56,7 @@ def test_four_repairs_of_one_venv_run_one_after_another(tmp_path, fresh):
     # Exactly one of them had work to do (the first to get the lock); the others found the venv healthy.
     workers = [pid for pid, run in runs.items() if run.result["batches"]]
     assert len(workers) == 1 and intervals[0][0] == workers[0]
-    assert "batch.committed" in intervals[0][1]
+    assert finished in intervals[0][1]
     for pid, run in runs.items():
         if pid != workers[0]:
             assert run.result["changed"] is False and run.result["healthy"] is True

@@ -1,8 +1,9 @@
-"""playbooks/repair.yml through the real ansible-playbook on two stand-in hosts: --check, repair, rollback, rerun, recap.
+"""playbooks/repair.yml through the real ansible-playbook on three stand-in hosts: --check, repair, rollback, rerun, recap.
 
-One flow on one pair of venvs (each playbook run costs tens of seconds): `gutted` repairs; `partial-restore` gets a
-wheelhouse without nvidia-nccl-cu12, so its second batch fails and is rolled back while `gutted` is repaired; with the
-wheel back, it repairs; then a run changes nothing anywhere.
+One flow on three venvs (each playbook run costs tens of seconds): `gutted` is repaired on a copy that is swapped in
+(venv_repair_strategy auto); `partial-restore` (strategy in_place, one batch per step) gets a wheelhouse without
+nvidia-nccl-cu12, so its second batch fails and is rolled back while `gutted` is repaired; `partial-swap` (the same,
+strategy auto) fails on its copy, which is discarded; with the wheel back, both repair; then a run changes nothing.
 """
 
 import base64
@@ -57,9 +58,9 @@ def wheel_from_installed(name, dest):
     return path
 
 
-def write_inventory(tmp_path, hosts, backend="pip", tools_wheels=("packaging",)):
-    """Local hosts, each with its venv, its wheelhouses and its own tools venv (filled from wheels of the
-    ``tools_wheels`` installed here)."""
+def write_inventory(tmp_path, hosts, backend="pip", tools_wheels=("packaging",), host_vars=None):
+    """Local hosts, each with its venv, its wheelhouses, its own tools venv (filled from wheels of the
+    ``tools_wheels`` installed here) and ``host_vars[name]``."""
     tools_wheelhouse = tmp_path / "tools-wheelhouse"
     tools_wheelhouse.mkdir()
     for name in tools_wheels:
@@ -77,6 +78,7 @@ def write_inventory(tmp_path, hosts, backend="pip", tools_wheels=("packaging",))
             "venv_repair_find_links": [str(info.wheelhouse)] + ([str(info.extra_wheelhouse)] if info.extra_wheelhouse else []),
             "venv_repair_tools_venv": str(tmp_path / ("tools-" + name)),
         }
+        inventory["all"]["hosts"][name].update((host_vars or {}).get(name, {}))
     path = tmp_path / "inventory.json"
     path.write_text(json.dumps(inventory, indent=1), encoding="utf-8")
     return str(path)
@@ -121,28 +123,42 @@ def installed(venv):
 def test_repair_playbook_check_rollback_repair_and_rerun(tmp_path):
     gutted = build_scenario("gutted", tmp_path / "gutted", cache=CACHE)
     partial = build_scenario("partial-restore", tmp_path / "partial", cache=CACHE)
-    [nccl] = glob.glob(os.path.join(str(partial.wheelhouse), "nvidia_nccl_cu12-*.whl"))
-    aside = shutil.move(nccl, str(tmp_path))
-    inventory = write_inventory(tmp_path, {"gutted": gutted, "partial": partial})
-    digests = {name: tree_digest(str(info.venv)) for name, info in (("gutted", gutted), ("partial", partial))}
+    partial_swap = build_scenario("partial-restore", tmp_path / "partial-swap", cache=CACHE)
+    asides = []
+    for info, name in ((partial, "partial"), (partial_swap, "partial-swap")):
+        [nccl] = glob.glob(os.path.join(str(info.wheelhouse), "nvidia_nccl_cu12-*.whl"))
+        os.makedirs(str(tmp_path / ("aside-" + name)))
+        asides.append((shutil.move(nccl, str(tmp_path / ("aside-" + name))), str(info.wheelhouse)))
+    inventory = write_inventory(tmp_path, {"gutted": gutted, "partial": partial, "partial-swap": partial_swap},
+                                host_vars={"partial": {"venv_repair_strategy": "in_place"}})
+    hosts = (("gutted", gutted), ("partial", partial), ("partial-swap", partial_swap))
+    digests = {name: tree_digest(str(info.venv)) for name, info in hosts}
 
     # --check --diff: the plan of each host, nothing touched (not even a state directory).
     rc, output, recap, stats = run_playbook(tmp_path, inventory, "--check", "--diff")
     assert rc == 0, output
     assert recap["gutted"].startswith("would repair - 2 batch(es) planned: %s; %s; now broken: " % (BATCH_1, BATCH_2)), recap
     assert recap["partial"].startswith("would repair - 2 batch(es) planned: %s; %s; now broken: " % (BATCH_1, BATCH_2)), recap
+    assert recap["partial-swap"] == recap["partial"]
     assert "\n-nvidia-cudnn-cu13==9.24.0.43\n" in output  # the plan's diff
-    assert {host: s["failed"] for host, s in stats.items()} == {"gutted": 0, "partial": 0}
-    assert {name: tree_digest(str(info.venv)) for name, info in (("gutted", gutted), ("partial", partial))} == digests
+    assert {host: s["failed"] for host, s in stats.items()} == {"gutted": 0, "partial": 0, "partial-swap": 0}
+    assert {name: tree_digest(str(info.venv)) for name, info in hosts} == digests
     assert not os.path.exists(os.path.join(str(gutted.venv), ".cuda_venv"))
 
     # The real run: gutted is repaired; partial's second batch cannot find its wheel and is rolled back.
     rc, output, recap, stats = run_playbook(tmp_path, inventory)
     assert rc == 2, output
-    assert recap["gutted"] == "repaired - 2 batch(es) committed (%s; %s); now healthy; %s" % (BATCH_1, BATCH_2, NO_GPU)
+    assert recap["gutted"] == "swapped - 2 batch(es) on a copy (%s; %s), swapped in; now healthy; %s" % (BATCH_1, BATCH_2, NO_GPU)
     assert recap["partial"].startswith(
         "rolled back - batch 2 of 2 (%s) failed and was rolled back: reinstall failed: " % BATCH_2), recap
     assert "No matching distribution found for nvidia-nccl-cu12==2.27.5" in recap["partial"]
+    assert recap["partial-swap"].startswith(
+        "rolled back - batch 2 of 2 (%s) failed on the copy: reinstall failed: " % BATCH_2), recap
+    assert ("No matching distribution found for nvidia-nccl-cu12==2.27.5; unfixable: nvidia-nccl-cu12==2.27.5 not found "
+            "in the wheel sources" in recap["partial-swap"]), recap
+    assert recap["partial-swap"].endswith("; no index); the copy was discarded, the venv is as it was"), recap
+    assert stats["partial-swap"]["failed"] == 1 and stats["partial-swap"]["rescued"] == 1
+    assert tree_digest(str(partial_swap.venv)) == digests["partial-swap"]  # not even batch 1 reached the venv
     assert recap["partial"].endswith(
         "; restored: remove nvidia-cudnn-cu13, reinstall nvidia-cudnn-cu12==9.10.2.21, reinstall nvidia-cusparselt-cu12==0.7.1, "
         "reinstall nvidia-nccl-cu12==2.27.5, reinstall nvidia-nvshmem-cu12==3.3.20; "
@@ -152,18 +168,21 @@ def test_repair_playbook_check_rollback_repair_and_rerun(tmp_path):
     assert not any(name.startswith(("nvidia-cublas==", "nvidia-cuda-nvrtc==")) for name in installed(partial.venv))  # batch 1 stays
 
     # The wheel is back: partial is repaired, gutted (healthy now) changes nothing.
-    shutil.move(aside, str(partial.wheelhouse))
+    for wheel, wheelhouse in asides:
+        shutil.move(wheel, wheelhouse)
     rc, output, recap, stats = run_playbook(tmp_path, inventory)
     assert rc == 0, output
     assert recap == {"gutted": "healthy before - healthy; nothing to do",
-                     "partial": "repaired - 1 batch(es) committed (%s); now healthy; %s" % (BATCH_2, NO_GPU)}
+                     "partial": "repaired - 1 batch(es) committed (%s); now healthy; %s" % (BATCH_2, NO_GPU),
+                     "partial-swap": "swapped - 2 batch(es) on a copy (%s; %s), swapped in; now healthy; %s" % (
+                         BATCH_1, BATCH_2, NO_GPU)}
     assert stats["gutted"]["changed"] == 0 and stats["partial"]["changed"] > 0
 
     # And again: nothing changes anywhere, nothing is notified.
     rc, output, recap, stats = run_playbook(tmp_path, inventory)
     assert rc == 0, output
-    assert recap == {"gutted": "healthy before - healthy; nothing to do", "partial": "healthy before - healthy; nothing to do"}
-    assert {host: s["changed"] for host, s in stats.items()} == {"gutted": 0, "partial": 0}
+    assert recap == {name: "healthy before - healthy; nothing to do" for name, _info in hosts}
+    assert {host: s["changed"] for host, s in stats.items()} == {"gutted": 0, "partial": 0, "partial-swap": 0}
     assert "RUNNING HANDLER" not in output
 
 
@@ -174,7 +193,8 @@ def test_repair_playbook_on_a_uv_made_venv_gives_its_tools_venv_uv(tmp_path):
     bare = "/usr/local/bin:/usr/bin:/bin"  # no uv on PATH: the role's tools venv must bring it
     rc, output, recap, stats = run_playbook(tmp_path, inventory, path=bare)
     assert rc == 0, output
-    assert recap["uvhost"] == "repaired - 2 batch(es) committed (%s; %s); now healthy; %s" % (BATCH_1, BATCH_2, NO_GPU)
+    assert recap["uvhost"] == "swapped - 2 batch(es) on a copy (%s; %s), swapped in; now healthy; %s" % (
+        BATCH_1, BATCH_2, NO_GPU)
     assert os.access(str(tmp_path / "tools-uvhost" / "bin" / "uv"), os.X_OK)
     assert not [n for n in installed(contaminated.venv) if n.lower().startswith("pip==")]  # never pip in the venv
     assert "nvidia-cudnn-cu12==9.10.2.21" in installed(contaminated.venv)

@@ -176,13 +176,20 @@ def test_conflict_and_missing_files_messages_lead_with_the_shared_libraries(tmp_
 
 
 def test_a_wheel_missing_from_the_sources_is_unfixable_and_the_independent_batches_still_run(tmp_path):
+    """In place; with strategy swap the whole repair fails on its copy instead (the venv is left as it was)."""
     info = build_scenario("gutted", tmp_path / "built", cache=CACHE)
     wheelhouse = tmp_path / "wheelhouse-without-nccl"
     shutil.copytree(str(info.wheelhouse), str(wheelhouse))
     for wheel in wheelhouse.glob("nvidia_nccl_cu12-*.whl"):
         wheel.unlink()
     args = dict(path=str(info.venv), find_links=[str(wheelhouse)], no_index=True, backend="pip", batch_size=1)
-    rc, result, output = run_module(tmp_path, "cuda_venv_repair", args)
+    digest = tree_digest(str(info.venv))
+    rc, on_copy, output = run_module(tmp_path, "cuda_venv_repair", dict(args, strategy="swap"))
+    assert rc != 0 and on_copy["strategy"] == "swap", output
+    assert on_copy["msg"].endswith("; unfixable: nvidia-nccl-cu12==2.27.5 not found in the wheel sources (find-links %s; "
+                                   "no index)" % wheelhouse), on_copy["msg"]
+    assert on_copy["batches"][-1]["result"] == "rolled back" and tree_digest(str(info.venv)) == digest
+    rc, result, output = run_module(tmp_path, "cuda_venv_repair", dict(args, strategy="in_place"))
     assert rc != 0, output
     planned = {b["batch"]: [a["name"] for a in b["actions"]] for b in result["plan"]["batches"]}
     [nccl] = [number for number, names in planned.items() if names == ["nvidia-nccl-cu12"]]

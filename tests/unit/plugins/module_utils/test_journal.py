@@ -53,7 +53,7 @@ def test_unknown_phase_and_begin_without_batch_are_rejected(state):
     journal = Journal(str(state), run="r1")
     with pytest.raises(JournalError) as err:
         journal.append("finish")
-    assert str(err.value) == "unknown journal phase 'finish': use one of begin, snapshot, apply, action, probe, commit, rollback, done"
+    assert str(err.value) == "unknown journal phase 'finish': use one of begin, snapshot, apply, action, probe, commit, rollback, done, swap"
     with pytest.raises(JournalError) as err:
         journal.append("begin")
     assert str(err.value) == "journal phase 'begin' needs an integer batch number, got None"
