@@ -236,8 +236,8 @@ def test_a_leftover_copy_without_an_open_run_is_removed(venv):
 
 def test_rebase_names_the_live_venv():
     result = {"msg": "x /s/.v.cuda_venv/next/lib/a.so y", "n": 3, "l": ["/s/.v.cuda_venv/next", "/s/.v.cuda_venv/nextx"]}
-    assert rebase(result, "/s/.v.cuda_venv/next", "/s/v") == {"msg": "x /s/v/lib/a.so y", "n": 3,
-                                                               "l": ["/s/v", "/s/.v.cuda_venv/nextx"]}
+    expected = {"msg": "x /s/v/lib/a.so y", "n": 3, "l": ["/s/v", "/s/.v.cuda_venv/nextx"]}
+    assert rebase(result, "/s/.v.cuda_venv/next", "/s/v") == expected
     assert rebase_argv(["/s/v/bin/python", "-c", "/s/v", "/s/vv/x"], "/s/v", "/c") == ("/c/bin/python", "-c", "/c", "/s/vv/x")
 
 
