@@ -19,7 +19,8 @@ from typing import Callable, Dict, List, Optional, Tuple
 from ansible_collections.gpuops.cuda_venv.plugins.plugin_utils._report_svg import BROKEN, major_colours
 
 # status -> CSS class of its badge
-_STATUS = {"healthy": "ok", "healthy before": "ok", "repaired": "ok", "would repair": "warn", "needs repair": "warn",
+_STATUS = {"healthy": "ok", "healthy before": "ok", "repaired": "ok", "swapped": "ok", "fell back to in place": "ok",
+           "would repair": "warn", "needs repair": "warn",
            "rolled back": "bad", "failed": "bad", "cannot repair": "bad"}
 NOT_RUN = "not run"
 

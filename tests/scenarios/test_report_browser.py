@@ -1,6 +1,6 @@
 """The HTML report as a person sees it: built by the real playbooks from stand-in venvs, opened in headless Chromium.
 
-1. repair.yml with cuda_venv_report_dir on three hosts: `gutted` (repaired), `partial` (its wheelhouse lacks
+1. repair.yml with cuda_venv_report_dir on three hosts: `gutted` (repaired by a swap), `partial` (its wheelhouse lacks
    nvidia-nccl-cu12: batch 2 is rolled back) and `no-venv` (a path with no venv: failed). Graphs by Graphviz dot.
 2. The built-in layout: the gutted venv's facts from cuda_venv_facts, the report from cuda_venv_html_report with
    layout builtin (check mode first: nothing written).
@@ -78,7 +78,7 @@ def test_repair_playbook_writes_the_report_chromium_renders(tmp_path):
     rc, output, recap, _stats = run_playbook(tmp_path, inventory, "-e", "cuda_venv_report_dir=%s" % report)
     assert rc == 2, output
     assert {h: line.split(" - ")[0] for h, line in recap.items()} == {
-        "gutted": "repaired", "partial": "rolled back", "no-venv": "failed"}, recap
+        "gutted": "swapped", "partial": "rolled back", "no-venv": "failed"}, recap
     assert "HTML report: %s/index.html (Graphs laid out by Graphviz dot.)" % report in output
     assert sorted(os.listdir(str(report))) == ["host-gutted.html", "host-no-venv.html", "host-partial.html", "index.html"]
     kept = keep(report, "repair-playbook")
@@ -88,7 +88,7 @@ def test_repair_playbook_writes_the_report_chromium_renders(tmp_path):
     fleet = parse(dump_dom(os.path.join(kept, "index.html"), profile))
     rows = {r.attrs["data-host"]: r for r in fleet.find_all("tr", classes=("host",))}
     assert {h: r.attrs["data-status"] for h, r in rows.items()} == {
-        "gutted": "repaired", "partial": "rolled back", "no-venv": "failed"}
+        "gutted": "swapped", "partial": "rolled back", "no-venv": "failed"}
     for host, row in rows.items():
         [link] = row.find_all("a")
         assert link.attrs["href"] == "host-%s.html" % host and link.text() == host
@@ -125,10 +125,11 @@ def test_repair_playbook_writes_the_report_chromium_renders(tmp_path):
     assert rows["import"][0] == "fails: ImportError: " + CUDNN_MESSAGE
     screenshot(os.path.join(kept, "host-gutted.html"), os.path.join(KEEP, "host-gutted.png"), profile)
 
-    # The rolled-back host's page: the failed batch, with why.
+    # The rolled-back host's page: the failed batch, with why (strategy swap: the copy with the batch before it
+    # is discarded whole, so the live venv is as it was and the page shows the batch that failed).
     page = parse(dump_dom(os.path.join(kept, "host-partial.html"), profile))
     results = [r.attrs["data-result"] for r in page.find_all("tr", classes=("batch",))]
-    assert results == ["committed", "rolled back"]
+    assert results == ["rolled back"]
     assert "libnccl.so.2" in broken_edges(graph_of(page, "before"))
     assert [s.attrs.get("id") for s in page.find_all("svg") if s.attrs.get("id") in ("before", "after")] == ["before"]
 
