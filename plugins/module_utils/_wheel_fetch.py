@@ -108,7 +108,9 @@ def _target_args(interpreter) -> list:
 
 
 def _run(backend, argv: list, secrets: Sequence[str], check: bool = True):
-    result = redact_result(backend.runner.run(argv, env=installer_env(backend.environ), timeout=backend.timeout), secrets)
+    # the venv lock goes with it (pass_fds): an orphaned download keeps the venv locked, as an orphaned install does
+    result = redact_result(backend.runner.run(argv, env=installer_env(backend.environ), timeout=backend.timeout,
+                                              pass_fds=backend.pass_fds), secrets)
     return _check(result) if check else result
 
 

@@ -176,11 +176,13 @@ def test_credentials_never_appear_in_output_logs_diffs_or_journals(tmp_path, fre
                               timeout=900, check=False)
     output = proc.stdout + proc.stderr
     assert proc.returncode == 0, output[-5000:]
-    assert any(authorized for _path, authorized in index.requests)  # pip really used the credentials
+    assert any(authorized for _path, authorized in index.requests), (index.requests, output[-3000:])  # pip really used the credentials
     assert "nvidia-curand" in output and "changed=" in output
     texts = {"ansible-playbook -vvv --diff output": output, "ansible log": (tmp_path / "ansible.log").read_text()}
     for info in (ok, bad):
-        for directory, _dirs, names in os.walk(str(info.venv / ".cuda_venv")):
+        # the venv's state dir, and the swap's beside it (its journal, the previous generation)
+        swap_state = info.venv.parent / (".%s.cuda_venv" % info.venv.name)
+        for directory, _dirs, names in [w for top in (info.venv / ".cuda_venv", swap_state) for w in os.walk(str(top))]:
             for name in names:
                 with open(os.path.join(directory, name), "rb") as handle:
                     texts[os.path.join(directory, name)] = handle.read().decode("utf-8", "replace")
