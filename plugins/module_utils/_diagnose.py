@@ -12,7 +12,6 @@ a list of findings; ``diagnose`` runs them all and orders the result.
 from __future__ import annotations
 
 import os
-import re
 from typing import Dict, List, Optional
 
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils import _cuda_knowledge as cuda
@@ -21,10 +20,10 @@ from ansible_collections.gpuops.cuda_venv.plugins.module_utils._findings import 
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._gpu import (
     COMPATIBLE, MINOR_BEHIND, GpuError, driver_compatibility, minimum_driver_for)
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._repair_scope import cuda_scope
+from ansible_collections.gpuops.cuda_venv.plugins.module_utils._wheel_paths import is_shared_object
 
 _EXAMPLES = 3
 _LIBRARIES = 8
-_SHARED_OBJECT = re.compile(r"\.so(\.[0-9]+)*$")
 
 
 def diagnose(obs) -> List[Finding]:
@@ -525,7 +524,7 @@ def describe_paths(paths) -> str:
     """Paths as a person reads them, the shared libraries at stake first: "22 paths, 8 of them shared libraries:
     libcudnn.so.9, libcudnn_adv.so.9, ...; the rest e.g. nvidia/cudnn/include/cudnn.h, ..."."""
     paths = list(paths)
-    libraries = [p for p in paths if _SHARED_OBJECT.search(os.path.basename(p))]
+    libraries = [p for p in paths if is_shared_object(p)]
     rest = [p for p in paths if p not in set(libraries)]
     if not libraries:
         return "%d path(s), e.g. %s" % (len(paths), ", ".join(paths[:_EXAMPLES]))
