@@ -53,6 +53,7 @@ class FactsOptions:
     gpu: bool = True
     roots: Tuple[str, ...] = ()  # extra requirements declared beside the anchor (the repair's packages)
     pycache: Optional[str] = None  # where the import probe may cache bytecode (the repair's); None: it writes none
+    probe_loader_only: bool = False  # the repair's light test: the probe loads the anchor's compiled parts only
 
 
 @dataclass(frozen=True)
@@ -123,7 +124,8 @@ def observe(options: FactsOptions, runner, loader: Optional[LoaderConfig] = None
         probing = None
         if options.probe and interpreter.ok:
             probing = background.submit(probe_import, layout.python, module, runner, pycache=options.pycache,
-                                        ld_library_path=options.ld_library_path, timeout=options.probe_timeout)
+                                        ld_library_path=options.ld_library_path, timeout=options.probe_timeout,
+                                        loader_only=options.probe_loader_only)
         obs = _read_disk(options, layout, interpreter, site_packages, dists, module, loader)
         probe = probing.result() if probing is not None else None
     return add_probe(obs, probe) if probe is not None else obs

@@ -146,6 +146,51 @@ def loaded_nccl(loaded):
     return None
 
 
+def loaded_cudnn(loaded):
+    # cudnnGetVersion() of the libcudnn.so mapped in this process: what torch.backends.cudnn.version() returns.
+    import ctypes
+    for path in loaded:
+        if os.path.basename(path).startswith("libcudnn.so"):
+            function = ctypes.CDLL(path).cudnnGetVersion
+            function.restype = ctypes.c_size_t
+            return int(function())
+    return None
+
+
+def compiled_parts(anchor):
+    # The anchor's compiled parts in the order torch's import loads them (torch/__init__.py): the libraries
+    # lib/lib*_global_deps.so (RTLD_GLOBAL), then the package's own extension modules (torch._C); found
+    # without running the package. None when it has no extension module: nothing for the loader to test.
+    import importlib.machinery
+    import importlib.util
+    top = anchor.split(".")[0]
+    spec = importlib.util.find_spec(top)
+    if spec is None:
+        raise ModuleNotFoundError("No module named %r" % top)
+    folders = list(spec.submodule_search_locations or ())
+    if not folders:
+        return None
+    package, suffixes = folders[0], tuple(importlib.machinery.EXTENSION_SUFFIXES)
+    library = os.path.join(package, "lib")
+    first = sorted(os.path.join(library, name) for name in (os.listdir(library) if os.path.isdir(library) else ())
+                   if name.startswith("lib") and name.endswith("_global_deps.so"))
+    then = sorted(os.path.join(package, name) for name in os.listdir(package) if name.endswith(suffixes))
+    return (first, then) if then else None
+
+
+def load(parts):
+    # dlopen as the import does: an extension module's failure reads as its import's ImportError.
+    import ctypes
+    first, then = parts
+    for path in first:
+        ctypes.CDLL(path, mode=ctypes.RTLD_GLOBAL)
+    for path in then:
+        try:
+            ctypes.CDLL(path, mode=sys.getdlopenflags())
+        except OSError as exc:
+            raise ImportError(str(exc))
+
+
 def read_versions(anchor, module, report):
     if anchor == "torch":
         attempt(report, "torch", lambda: str(module.__version__))
@@ -177,21 +222,31 @@ def mapped_objects():
 
 def main():
     anchor = sys.argv[1]
-    report = {"ok": False, "error": None, "traceback": None, "versions": {}, "version_errors": {}, "loaded": []}
+    loader_only = sys.argv[2:] == ["loader"]
+    report = {"ok": False, "error": None, "traceback": None, "versions": {}, "version_errors": {}, "loaded": [],
+              "loader_only": False}
     try:
-        module = importlib.import_module(anchor)
+        parts = compiled_parts(anchor) if loader_only else None
+        if parts:
+            report["loader_only"] = True
+            load(parts)
+        else:
+            module = importlib.import_module(anchor)
     except BaseException as exc:
         report["error"] = exception_line(exc)
         report["traceback"] = traceback.format_exc()
     else:
         report["ok"] = True
-        read_versions(anchor, module, report)
+        if not report["loader_only"]:
+            read_versions(anchor, module, report)
     try:
         report["loaded"] = mapped_objects()
     except OSError as exc:
         report["version_errors"]["loaded"] = exception_line(exc)
     if anchor == "torch" and report["ok"]:
         attempt(report, "nccl", lambda: loaded_nccl(report["loaded"]))
+        if report["loader_only"]:
+            attempt(report, "cudnn", lambda: loaded_cudnn(report["loaded"]))
     data = ("\nCUDA_VENV_PROBE " + json.dumps(report) + "\n").encode("utf-8")
     while data:
         data = data[os.write(REPORT_FD, data):]
@@ -264,6 +319,7 @@ class ProbeResult:
     duration: float
     version_errors: dict = field(default_factory=dict)
     check: Optional[CheckResult] = None
+    loader_only: bool = False  # only the anchor's compiled parts were loaded (see probe_import's loader_only)
 
 
 def query_interpreter(python: str, runner, timeout: float = 30.0) -> InterpreterInfo:
@@ -299,8 +355,15 @@ def probe_import(
     timeout: float = 120.0,
     command: Optional[Sequence[str]] = None,
     pycache: Optional[str] = None,
+    loader_only: bool = False,
 ) -> ProbeResult:
     """Import ``anchor`` with the venv's interpreter, isolated; then run ``command`` if the import worked.
+
+    ``loader_only``: instead of importing, load the anchor's compiled parts with the real loader in the
+    order torch's import does (``lib/lib*_global_deps.so`` with RTLD_GLOBAL, then the package's extension
+    modules), without running its Python: the same loader messages as the import for a third of its
+    time on a real torch venv (docs/BENCHMARKS.md). A package with no extension module is imported.
+    ``versions`` then holds what the mapped cuDNN and NCCL report of themselves.
 
     ``ld_library_path`` is the workload's LD_LIBRARY_PATH (absolute folders);
     nothing else of the caller's environment reaches the probe. The probe writes
@@ -312,14 +375,15 @@ def probe_import(
     _check_anchor(anchor)
     _check_timeout(timeout)
     extra = _library_env(ld_library_path)
-    argv = _check_argv(command) if command is not None else None
+    command = _check_argv(command) if command is not None else None
     problem = _interpreter_problem(python)
     if problem:
         return ProbeResult(
             ran=False, ok=False, error=problem, traceback=None, returncode=None, timed_out=False, signal=None, loaded=(), versions={}, duration=0.0
         )
     bytecode = ["-X", "pycache_prefix=" + pycache] if pycache else ["-B"]
-    result, duration = _run_isolated(runner, [python, "-I"] + bytecode + ["-c", IMPORT_SCRIPT, anchor], extra, timeout)
+    argv = [python, "-I"] + bytecode + ["-c", IMPORT_SCRIPT, anchor] + (["loader"] if loader_only else [])
+    result, duration = _run_isolated(runner, argv, extra, timeout)
     report = _runner.marker_report(result.stdout, MARKER)
     if report is None:
         return ProbeResult(
@@ -347,7 +411,8 @@ def probe_import(
         versions=dict(report.get("versions") or {}),
         duration=duration,
         version_errors=dict(report.get("version_errors") or {}),
-        check=run_check(argv, runner, ld_library_path=ld_library_path, timeout=timeout) if ok and argv is not None else None,
+        check=run_check(command, runner, ld_library_path=ld_library_path, timeout=timeout) if ok and command is not None else None,
+        loader_only=bool(report.get("loader_only")),
     )
 
 

@@ -291,8 +291,15 @@ def _run_batch(run, begin, batch, state, before, plan, recovered):
             _fail(run, txn, record, message, _result(run.options, before, current, plan, run, recovered, failed=True))
     txn.probe()
     crash_point("repair.before-probe")
-    after = _with_probe(run.options, run.runner, run.loader)
-    health = _health(after, run.options, run.runner)
+    # A batch on a copy that is not the plan's last gets the light test (the real loader on the anchor's compiled
+    # parts): the full import and probe_command follow the last batch, and any failure discards the whole copy.
+    light = txn.light_test and batch is not plan.batches[-1]
+    after = _with_probe(run.options, run.runner, run.loader, loader_only=light)
+    if light and after.probe is not None and not after.probe.ok:
+        after = _with_probe(run.options, run.runner, run.loader)  # a failure is judged by the import itself
+        light = False
+    health = _health(after, run.options, run.runner, run_check_command=not light)
+    record["test"] = _test_name(run.options, light)
     regression = _regression(baseline, health)
     if regression:
         _fail(run, txn, record, "batch %d: the test after it failed: %s" % (batch.number, regression),
@@ -301,6 +308,15 @@ def _run_batch(run, begin, batch, state, before, plan, recovered):
     txn.commit()
     record["result"] = "committed"
     return after, health
+
+
+def _test_name(options, light: bool) -> str:
+    """What tested a batch, as its record says: besides the facts (always), the import or the light test."""
+    if not options.probe:
+        return "facts"
+    if light:
+        return "facts + loader"
+    return "facts + import" + (" + probe_command" if options.probe_command else "")
 
 
 def _fail(run, txn, record, message, result):
@@ -365,12 +381,12 @@ class _Health:
     check_error: Optional[str]
 
 
-def _health(obs, options, runner) -> _Health:
+def _health(obs, options, runner, run_check_command: bool = True) -> _Health:
     findings = diagnose(obs)
     errors = frozenset((f.code, f.subject) for f in findings if f.severity == ERROR)
     probe = obs.probe
     check_ok, check_error = None, None
-    if options.probe_command:
+    if options.probe_command and run_check_command:
         check = run_check(list(options.probe_command), runner, ld_library_path=options.facts.ld_library_path,
                           timeout=options.facts.probe_timeout)
         check_ok, check_error = check.ok, check.error
@@ -394,9 +410,11 @@ def _static_options(facts: FactsOptions) -> FactsOptions:
     return dataclasses.replace(facts, probe=False, gpu=False)
 
 
-def _with_probe(options, runner, loader):
-    """The venv read again after a batch, probed when the repair probes (never NVML)."""
-    return observe(dataclasses.replace(options.facts, probe=options.probe, gpu=False), runner, loader)
+def _with_probe(options, runner, loader, loader_only: bool = False):
+    """The venv read again after a batch, probed when the repair probes (never NVML); ``loader_only``: the light
+    test (_probe.probe_import)."""
+    return observe(dataclasses.replace(options.facts, probe=options.probe, gpu=False, probe_loader_only=loader_only),
+                   runner, loader)
 
 
 def _check_result(options, obs, root, run) -> dict:

@@ -83,6 +83,8 @@ def check_strategy(options, obs, root: str, plan) -> dict:
 class _CopyBatch:
     """One batch on the copy: journaled in the swap journal; a rollback discards the whole copy."""
 
+    light_test = True  # before the plan's last batch the test may be the light one: nothing live depends on it
+
     def __init__(self, flow, number: int):
         self.flow = flow
         self.journal = flow.journal

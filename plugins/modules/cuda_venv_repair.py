@@ -189,6 +189,12 @@ options:
         filesystem refuses the exchange, two C(rename) calls do it, with the venv path missing between them (a
         killed run is completed by the next). O(probe_command) arguments under the venv's path are pointed at the
         copy while it is tested.
+      - On the copy, a batch before the plan's last is tested with the facts and a light loader test - a
+        subprocess of the venv's interpreter loads the anchor's compiled parts with the real loader, in the order
+        its import does (torch - C(lib/libtorch_global_deps.so), then C(torch._C)), without running its Python;
+        the same loader messages for about a third of the time of C(import torch). If it fails, the import itself
+        decides. The last batch always gets the full test (the import and O(probe_command)). In place, every
+        batch gets the full test.
       - C(in_place) changes the venv itself, batch by batch, each batch restored from its snapshot on failure.
       - C(auto) uses C(swap) and falls back to C(in_place) where a swap cannot work, saying why in
         RV(strategy_reason) - the venv root is a mount point (for example bind-mounted into a container), its
@@ -255,7 +261,11 @@ plan:
       type: list
       elements: str
 batches:
-  description: What ran per batch - the exact argv of each installer command, its return code, and the result.
+  description:
+    - What ran per batch - the exact argv of each installer command, its return code, and the result.
+    - C(test) says what tested the batch once its commands ran - V(facts + import) (the facts read again and the
+      anchor imported, plus V(+ probe_command) when one is set), V(facts + loader) (a batch on the swap's copy
+      before the plan's last, see O(strategy)), or V(facts) when O(probe) is off.
   returned: always
   type: list
   elements: dict

@@ -27,7 +27,7 @@ from . import _commands as cmd
 from . import _facts_suite, _real_repair, _realvenv, _repair_suite, _scaling, _synthetic
 from ._machine import header
 from ._measure import BenchError
-from ._table import Goal, Table
+from ._table import Table
 
 REPO = Path(__file__).resolve().parents[2]
 PARTS = ("standin", "repair", "synthetic", "real", "real-repair")
@@ -70,9 +70,10 @@ class _Bench:
         self.durations: List[str] = []
         self.cache = _realvenv.cache_root(REPO)
 
-    def emit(self, table: Table) -> None:
-        self.misses += table.misses()
-        print(table.markdown(), flush=True)
+    def emit(self, *tables) -> None:
+        for table in tables:
+            self.misses += table.misses()
+            print(table.markdown(), flush=True)
 
     def facts(self, title: str, venv: Path, anchor: str, runs: int, **extra):
         bench = _facts_suite.FactsBench(title, venv, anchor, runs, str(REPO), self.work, **extra)
@@ -92,7 +93,7 @@ class _Bench:
         if "repair" in self.parts:
             links = (info.wheelhouse, info.extra_wheelhouse)
             bench = _repair_suite.RepairBench(info.venv, links, _uv(), self.args.runs, str(REPO), self.work)
-            self.emit(_repair_suite.run(bench, _log))
+            self.emit(*_repair_suite.run(bench, _log))
 
     def synthetic(self):
         rows = []
@@ -113,17 +114,20 @@ class _Bench:
                   % (_realvenv.venv_dir(REPO), _realvenv.REQUIREMENT), flush=True)
             return
         noop = ("noop", "no-op cuda_venv_repair (pip backend, `_repair.repair` in a child)",
-                [cmd.repair(venv, "pip", "", (), str(REPO), str(self.work / "uv-cache"))], None, Goal(max_seconds=1.0))
+                [cmd.repair(venv, "pip", "", (), str(REPO), str(self.work / "uv-cache"))], None,
+                _repair_suite.REAL_NOOP_GOAL)
         self.facts("Real torch venv (%s, pip install %s)" % (venv.parent.name, _realvenv.REQUIREMENT), venv, "torch",
                    self.args.heavy_runs, extra_rows=(noop,), probe_floor="import torch")
 
     def real_repair(self):
-        bench = _real_repair.prepare(REPO, self.work, _uv(), self.args.heavy_runs, _log)
-        if bench is None:
+        benches = _real_repair.prepare(REPO, self.work, _uv(), self.args.heavy_runs, _log)
+        if not benches:
             print("### %s\n\nNot measured: no torch 2.9.1 wheel in make acceptance's wheelhouse. Run `make acceptance` "
                   "once (about 7.6 GB of real wheels), then this part.\n" % _real_repair.TITLE, flush=True)
             return
-        self.emit(_repair_suite.run(bench, _log))
+        for bench in benches:
+            self.emit(*_repair_suite.run(bench, _log))
+            _repair_suite.remove_copies(bench)
 
     def run(self):
         if "standin" in self.parts or "repair" in self.parts:

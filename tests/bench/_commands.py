@@ -74,6 +74,14 @@ def repair(venv: Path, backend: str, uv: str, links: Sequence[Path], cwd: str, u
     return Step(argv + tuple(str(link) for link in links), engine_env({"UV_CACHE_DIR": uv_cache}), cwd)
 
 
+def probe(venv: Path, cwd: str, pycache: str, loader_only: bool) -> Step:
+    """The repair's test after a batch as _probe.probe_import runs it: the import, or the light loader test; bytecode
+    in a prefix folder as the repair keeps it. Exit 1 (the anchor did not load) is still a finished run."""
+    from ansible_collections.gpuops.cuda_venv.plugins.module_utils._probe import IMPORT_SCRIPT  # pylint: disable=import-outside-toplevel
+    argv = (python_of(venv), "-I", "-X", "pycache_prefix=" + pycache, "-c", IMPORT_SCRIPT, "torch")
+    return Step(argv + (("loader",) if loader_only else ()), hermetic_env(), cwd, ok_rcs=(0, 1))
+
+
 def python_c(venv: Path, code: str, cwd: str) -> Step:
     """``VENV/bin/python -c CODE`` from ``cwd`` (an empty directory: nothing there can shadow a module)."""
     return Step((python_of(venv), "-c", code), hermetic_env(), cwd)

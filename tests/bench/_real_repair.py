@@ -1,7 +1,7 @@
 # -*- coding: utf-8 -*-
 # Copyright: (c) 2026, gpuops.cuda_venv contributors
 # GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
-"""The incident's repair on real wheels: the repair table again, on a real contaminated torch 2.9.1 venv.
+"""The incident's repair on real wheels: the repair tables again, on real contaminated and gutted torch 2.9.1 venvs.
 
 Benchmark support for gpuops.cuda_venv: not part of the collection's API.
 
@@ -14,11 +14,14 @@ from __future__ import annotations
 
 import sys
 from pathlib import Path
-from typing import Optional
+from typing import List, Optional
 
-from ._repair_suite import RepairBench
+from ._repair_suite import REAL_NOOP_GOAL, RepairBench
 
 TITLE = "Repair of the incident on real wheels (torch 2.9.1 cu12 + the four real cu13 wheels, fresh copy each run)"
+# scenario of tests/acceptance/acceptance_venvs.py: what its table says it is
+STATES = (("contaminated", "the four real cu13 wheels installed over torch 2.9.1's cu12 ones"),
+          ("gutted", "then the four cu13 wheels uninstalled, deleting the cu12 files at their paths"))
 
 
 def _acceptance(repo: Path):
@@ -37,17 +40,23 @@ def wheelhouse(repo: Path) -> Optional[Path]:
     return found if found.is_dir() and any(found.glob("torch-2.9.1-*.whl")) else None
 
 
-def prepare(repo: Path, work: Path, uv: Optional[str], runs: int, log=print) -> Optional[RepairBench]:
-    """Build the real contaminated venv in ``work`` (minutes, from uv's warm cache); None without the wheelhouse."""
+def prepare(repo: Path, work: Path, uv: Optional[str], runs: int, log=print) -> List[RepairBench]:
+    """Build the real broken venvs in ``work`` (minutes, from uv's warm cache); none without the wheelhouse."""
     links = wheelhouse(repo)
     if links is None:
-        return None
+        return []
     fetch, venvs = _acceptance(repo)
-    venv = work / "real-contaminated"
-    log("bench: building the real contaminated venv from %s" % links)
-    venvs.build_scenario("contaminated", venv)
-    # Everything CUDA 13 in it: the four cu13 wheels and what they pulled in (torch 2.9.1's own are all -cu12).
-    remove = tuple(sorted(name for name in venvs.distributions(venv) if name.startswith("nvidia-")
-                          and not name.endswith("-cu12")))
-    return RepairBench(venv, (links,), uv, runs, str(repo), work, title=TITLE, remove=remove, hardlink_copies=True,
-                       python=fetch.find_python())
+    benches = []
+    for state, description in STATES:
+        venv = work / ("real-" + state)
+        log("bench: building the real %s venv from %s" % (state, links))
+        venvs.build_scenario(state, venv)
+        # Everything CUDA 13 in it: the cu13 wheels and what they pulled in (torch 2.9.1's own are all -cu12).
+        remove = tuple(sorted(name for name in venvs.distributions(venv) if name.startswith("nvidia-")
+                              and not name.endswith("-cu12")))
+        benches.append(RepairBench(
+            venv, (links,), uv, runs, str(repo), work, title="%s: `%s` (%s)" % (TITLE, state, description),
+            remove=remove, hardlink_copies=True, python=fetch.find_python(), rebuild=not benches,
+            noop_goal=REAL_NOOP_GOAL,
+            exposure_title="Imports during the repair on real wheels: `%s` (%s)" % (state, description)))
+    return benches

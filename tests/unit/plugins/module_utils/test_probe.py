@@ -208,6 +208,24 @@ def test_probe_import_real_loader_failure_and_workload_library_path(venv):
     assert runner.seen[1]["env"] == _runner.clean_env({"LD_LIBRARY_PATH": venv["libdir"]})
 
 
+def test_loader_only_loads_the_extension_modules_without_running_the_package(venv):
+    runner = RecordingRunner()
+    missing = _probe.probe_import(venv["python"], "nativepkg", runner, loader_only=True)
+    assert (missing.ok, missing.loader_only) == (False, True)
+    assert missing.error == "ImportError: libprobeextra.so.1: %s" % NOT_FOUND
+    found = _probe.probe_import(venv["python"], "nativepkg", runner, ld_library_path=[venv["libdir"]], loader_only=True)
+    # nativepkg/__init__.py never ran: no __version__ was read
+    assert (found.ok, found.error, found.versions, found.loader_only) == (True, None, {}, True)
+    assert os.path.realpath(venv["native"]) in found.loaded
+    assert os.path.join(venv["libdir"], "libprobeextra.so.1") in found.loaded
+    assert runner.seen[0]["argv"] == (venv["python"], "-I", "-B", "-c", _probe.IMPORT_SCRIPT, "nativepkg", "loader")
+
+
+def test_loader_only_imports_a_package_without_extension_modules(venv):
+    result = _probe.probe_import(venv["python"], "okpkg", _runner.SubprocessRunner(), loader_only=True)
+    assert (result.ok, result.loader_only, result.versions) == (True, False, {"okpkg": "1.2.3"})
+
+
 def test_probe_import_reports_the_killing_signal(venv):
     result = _probe.probe_import(venv["python"], "segvpkg", _runner.SubprocessRunner())
     assert (result.ran, result.ok, result.timed_out) == (True, False, False)
