@@ -61,6 +61,7 @@ class Batch:
     # In place every batch gets the full test: a later batch's failure restores only that batch, so a batch
     # must not be committed on a lighter test than the one that judges the venv.
     light_test = False
+    changes_live_venv = True
 
     def __init__(self, root: str, state_dir: str, journal: Journal, number: int, snapshot: Snapshot) -> None:
         self.root = root

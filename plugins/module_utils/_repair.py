@@ -147,7 +147,7 @@ def _converge(run, root: str, state_dir: str, static: FactsOptions) -> dict:
     plan = _guarded(run, before, make_plan(before, findings, options.desired), state_dir,
                     lambda checked: _result(options, before, before, checked, run, recovered))
     if plan.empty:
-        result = _result(options, before, before, plan, run, recovered, changed=bool(recovered))
+        result = _result(options, before, before, plan, run, recovered, changed=bool(recovered), findings=findings)
         result.update(strategy=None, strategy_reason="nothing to repair")
         return result
     if run.backend is None:  # resolve the installer before any batch: an unusable one changes nothing
@@ -250,13 +250,9 @@ def _run_batch(run, begin, batch, state, before, plan, recovered):
     """
     txn = begin(batch)
     root = txn.root
-    try:
-        current, baseline = state()
-    except Exception:  # the baseline test could not run: close the batch before anything changed
-        txn.rollback("the test before batch %d did not run" % batch.number)
-        txn.journal.append("done")
-        txn.journal.reset()
-        raise
+    starting = _asked_once(state, txn, batch.number)
+    if txn.changes_live_venv:
+        starting()  # in place the venv's test comes before anything of it changes; a copy's batch runs beside it
     txn.apply()
     record = {"batch": batch.number, "title": batch.title, "commands": [], "result": None}
     run.executed.append(record)
@@ -266,12 +262,12 @@ def _run_batch(run, begin, batch, state, before, plan, recovered):
             _fail(run, txn, record, "batch %d: not installing: %s (a symlink leaving the venv) would let the installer "
                   "write outside it (RECORD_PATH_OUTSIDE_VENV); replace it with a folder, then run again"
                   % (batch.number, ", ".join(leaving[:3])),
-                  _result(run.options, before, current, plan, run, recovered, failed=True))
+                  _result(run.options, before, starting()[0], plan, run, recovered, failed=True))
     for kind, actions in _command_groups(batch.actions):
         trimmed = _trim_records(actions)
         if trimmed:
             _fail(run, txn, record, "batch %d: %s" % (batch.number, trimmed),
-                  _result(run.options, before, current, plan, run, recovered, failed=True))
+                  _result(run.options, before, starting()[0], plan, run, recovered, failed=True))
         result = _apply(run, kind, actions)
         record["commands"].append({"argv": list(result.argv), "rc": result.rc})
         txn.action(kind=kind, names=[a.name for a in actions], rc=result.rc)
@@ -288,7 +284,7 @@ def _run_batch(run, begin, batch, state, before, plan, recovered):
                 run.touched.difference_update(a.name for a in batch.actions)  # restored: nothing of it to verify
                 run.unfixable.append(message)
                 return None
-            _fail(run, txn, record, message, _result(run.options, before, current, plan, run, recovered, failed=True))
+            _fail(run, txn, record, message, _result(run.options, before, starting()[0], plan, run, recovered, failed=True))
     txn.probe()
     crash_point("repair.before-probe")
     # A batch on a copy that is not the plan's last gets the light test (the real loader on the anchor's compiled
@@ -300,10 +296,10 @@ def _run_batch(run, begin, batch, state, before, plan, recovered):
         light = False
     health = _health(after, run.options, run.runner, run_check_command=not light)
     record["test"] = _test_name(run.options, light)
-    regression = _regression(baseline, health)
+    regression = _regression(starting()[1], health)
     if regression:
         _fail(run, txn, record, "batch %d: the test after it failed: %s" % (batch.number, regression),
-              _result(run.options, before, current, plan, run, recovered, failed=True))
+              _result(run.options, before, starting()[0], plan, run, recovered, failed=True))
     crash_point("repair.before-commit")
     txn.commit()
     record["result"] = "committed"
@@ -317,6 +313,24 @@ def _test_name(options, light: bool) -> str:
     if light:
         return "facts + loader"
     return "facts + import" + (" + probe_command" if options.probe_command else "")
+
+
+def _asked_once(state, txn, number: int):
+    """``state()`` asked for once, when first needed; if the test before the batch could not run, the batch is
+    closed (its snapshot restored, or the copy discarded) and the error raised."""
+    answer = []
+
+    def ask():
+        if not answer:
+            try:
+                answer.append(state())
+            except Exception:
+                txn.rollback("the test before batch %d did not run" % number)
+                txn.journal.append("done")
+                txn.journal.reset()
+                raise
+        return answer[0]
+    return ask
 
 
 def _fail(run, txn, record, message, result):
@@ -445,8 +459,10 @@ def _check_result(options, obs, root, run) -> dict:
 
 
 def _result(options, before, after, plan: Plan, run, recovered, changed=None, failed=False, probe_obs=None,
-            verified=None) -> dict:
-    findings = diagnose(probe_obs if probe_obs is not None else after)
+            verified=None, findings=None) -> dict:
+    """``findings``: the diagnosis of ``probe_obs`` (else ``after``) when the caller has it already."""
+    if findings is None:
+        findings = diagnose(probe_obs if probe_obs is not None else after)
     inv_before, inv_after = inventory(before), inventory(after)
     files_before, files_after = file_state(before), file_state(after)
     if changed is None:

@@ -84,6 +84,7 @@ class _CopyBatch:
     """One batch on the copy: journaled in the swap journal; a rollback discards the whole copy."""
 
     light_test = True  # before the plan's last batch the test may be the light one: nothing live depends on it
+    changes_live_venv = False  # its commands may run while the live venv's baseline test still runs
 
     def __init__(self, flow, number: int):
         self.flow = flow
@@ -165,8 +166,14 @@ def _converge_on_copy(run, flow, before, plan, recovered, strategy) -> dict:
     options = run.options
     root, state_dir = flow.root, flow.state_dir
     live_python = run.backend.python
-    # The probes' bytecode: the venv's own when it has some (the copy shares it), else a folder beside the copy.
+    # The probes' bytecode: the venv's own when it has some (the copy shares it), else a folder beside the copy
+    # that the live venv's baseline test and the copy's tests share.
     pycache = os.path.join(flow.swap_dir, _repair.PYCACHE_DIR) if options.facts.pycache else None
+    baseline_of, live_options = before, options
+    if pycache:
+        _share_bytecode(pycache, root, flow.copy)
+        live_options = dataclasses.replace(options, facts=dataclasses.replace(options.facts, pycache=pycache))
+        baseline_of = dataclasses.replace(before, options=dataclasses.replace(before.options, pycache=pycache))
     copy_options = dataclasses.replace(
         options, probe_command=rebase_argv(options.probe_command, root, flow.copy),
         facts=dataclasses.replace(options.facts, path=flow.copy, pycache=pycache))
@@ -179,7 +186,7 @@ def _converge_on_copy(run, flow, before, plan, recovered, strategy) -> dict:
 
     with ThreadPoolExecutor(max_workers=1) as background:
         # The baseline test (on the live venv as found) runs while the copy is made.
-        pending = background.submit(_repair._baseline, before, options, run.runner)
+        pending = background.submit(_repair._baseline, baseline_of, live_options, run.runner)
         try:
             flow.start()
         except (OSError, SwapError) as exc:
@@ -214,6 +221,19 @@ def _converge_on_copy(run, flow, before, plan, recovered, strategy) -> dict:
     result.update(strategy=strategy.used, strategy_reason=strategy.reason, previous=kept, exchange=method,
                   rewritten=flow.rewritten)
     return rebase(result, flow.copy, root)
+
+
+def _share_bytecode(pycache: str, live: str, copy: str) -> None:
+    """Point the copy's tree of ``pycache`` (a ``-X pycache_prefix`` folder) at the live venv's: the copy's files
+    are hard links of the live ones (same size and mtime), so the bytecode the baseline test compiles serves the
+    copy's tests, and only the first probe compiles. A file a batch replaces is recompiled (its mtime differs)."""
+    ensure_state_dir(os.path.dirname(pycache))  # owner-only, before the baseline's Python creates anything in it
+    target = os.path.join(pycache, live.lstrip(os.sep))
+    link = os.path.join(pycache, copy.lstrip(os.sep))
+    os.makedirs(target, mode=0o700, exist_ok=True)
+    os.makedirs(os.path.dirname(link), mode=0o700, exist_ok=True)
+    if not os.path.lexists(link):
+        os.symlink(target, link)
 
 
 def _close_failed(flow, reason):
