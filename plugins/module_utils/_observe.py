@@ -164,11 +164,13 @@ def add_probe(obs: Observations, probe: ProbeResult) -> Observations:
     return dataclasses.replace(obs, probe=probe, conflicts=conflicts, static_conflicts=obs.conflicts)
 
 
-def probe_venv(obs: Observations, runner) -> Observations:
-    """``obs`` with an import probe run now (the venv unchanged since ``obs`` was read)."""
+def probe_venv(obs: Observations, runner, loader_only: bool = False) -> Observations:
+    """``obs`` with an import probe run now (the venv unchanged since ``obs`` was read); ``loader_only``: the light
+    test (see probe_import)."""
     options = obs.options
     probe = probe_import(obs.layout.python, import_name(options.anchor, obs.distributions), runner,
-                         ld_library_path=options.ld_library_path, timeout=options.probe_timeout, pycache=options.pycache)
+                         ld_library_path=options.ld_library_path, timeout=options.probe_timeout, pycache=options.pycache,
+                         loader_only=loader_only)
     return add_probe(obs, probe)
 
 

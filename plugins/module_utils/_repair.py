@@ -74,6 +74,9 @@ class _Run:
     lock_fd: Optional[int] = None  # installers inherit the lock: an orphaned one keeps the venv locked
     observed: object = None  # the venv as found: which installer made it, whether it has pip
     unfixable: List[str] = field(default_factory=list)  # batches skipped because a wheel is not in the sources
+    # batches on a copy committed before the baseline test they are judged against had finished (_run_batch)
+    unjudged: List[Callable[[], None]] = field(default_factory=list)
+    live_health: Optional[Callable[[], object]] = None  # a swap's: the live venv's full test, run once when asked
     _backend: object = None
 
     @property
@@ -165,11 +168,11 @@ def _converge(run, root: str, state_dir: str, static: FactsOptions) -> dict:
     journal = Journal(state_dir)
     with ThreadPoolExecutor(max_workers=1) as background:
         # The baseline test runs while the first batch's snapshot is taken: the venv is unchanged until it applies.
-        pending = background.submit(_baseline, before, options, runner)
+        pending = _Pending(background.submit(_baseline, before, options, runner))
 
         def begin(batch):
             return Batch.begin(root, state_dir, journal, batch.number, actions=[a.as_dict() for a in batch.actions])
-        current, plan_seen = _run_rounds(run, begin, plan, pending.result, before, recovered, state_dir, journal)
+        current, plan_seen = _run_rounds(run, begin, plan, pending, before, recovered, state_dir, journal)
     journal.append("done")
     journal.reset()
     after = without_probe(current)  # nothing changed since the last batch's observation
@@ -206,7 +209,9 @@ def _run_rounds(run, begin, plan, state, before, recovered, state_dir, journal):
         for batch in batches:
             outcome = _run_batch(run, begin, batch, state, before, plan, recovered)
             if outcome is not None:  # None: skipped, restored, for want of a wheel; the next batch runs
-                state = _ready(*outcome)
+                state = _Known(*outcome)
+        while run.unjudged:
+            run.unjudged.pop(0)()
         current = state()[0]
         if options.batch or run.unfixable:  # another round would only meet the same missing wheels
             break
@@ -233,14 +238,44 @@ def _probe_pycache(obs, state_dir: str) -> Optional[str]:
     return os.path.join(state_dir, PYCACHE_DIR)
 
 
-def _baseline(before, options, runner):
-    """(the observation the first batch starts from, its health): the venv as found, probed when asked."""
-    current = probe_venv(before, runner) if options.probe else before
-    return current, _health(current, options, runner)
+def _baseline(before, options, runner, light: bool = False):
+    """(the observation the first batch starts from, its health): the venv as found, probed when asked.
+
+    ``light``: with the light test (a swap's copy is judged against it; the full test of the live venv is run
+    only if the copy's full test needs comparing, see _judged); a failed light test is judged by the import."""
+    if not options.probe:
+        return before, _health(before, options, runner)
+    current = probe_venv(before, runner, loader_only=light)
+    light = current.probe.loader_only
+    if light and not current.probe.ok:
+        current, light = probe_venv(before, runner), False
+    return current, _health(current, options, runner, run_check_command=not light)
 
 
-def _ready(current, baseline):
-    return lambda: (current, baseline)
+class _Pending:
+    """(observation, health) a first batch starts from, while the baseline test still runs in the background."""
+
+    def __init__(self, future):
+        self.future = future
+
+    def __call__(self):
+        return self.future.result()
+
+    def ready(self) -> bool:
+        return self.future.done()
+
+
+class _Known:
+    """(observation, health) already known: what the previous batch left."""
+
+    def __init__(self, current, baseline):
+        self.answer = (current, baseline)
+
+    def __call__(self):
+        return self.answer
+
+    def ready(self) -> bool:
+        return True
 
 
 def _run_batch(run, begin, batch, state, before, plan, recovered):
@@ -296,10 +331,15 @@ def _run_batch(run, begin, batch, state, before, plan, recovered):
         light = False
     health = _health(after, run.options, run.runner, run_check_command=not light)
     record["test"] = _test_name(run.options, light)
-    regression = _regression(starting()[1], health)
-    if regression:
-        _fail(run, txn, record, "batch %d: the test after it failed: %s" % (batch.number, regression),
-              _result(run.options, before, starting()[0], plan, run, recovered, failed=True))
+    def judge():
+        regression = _judged(run, starting()[1], health)
+        if regression:
+            _fail(run, txn, record, "batch %d: the test after it failed: %s" % (batch.number, regression),
+                  _result(run.options, before, starting()[0], plan, run, recovered, failed=True))
+    if txn.changes_live_venv or state.ready():
+        judge()
+    else:  # on a copy the next batch need not wait for the live venv's baseline: judged before the copy is used
+        run.unjudged.append(judge)
     crash_point("repair.before-commit")
     txn.commit()
     record["result"] = "committed"
@@ -393,6 +433,7 @@ class _Health:
     errors: frozenset
     check_ok: Optional[bool]
     check_error: Optional[str]
+    light: bool = False  # judged by the light loader test (no probe_command): see _judged
 
 
 def _health(obs, options, runner, run_check_command: bool = True) -> _Health:
@@ -404,7 +445,19 @@ def _health(obs, options, runner, run_check_command: bool = True) -> _Health:
         check = run_check(list(options.probe_command), runner, ld_library_path=options.facts.ld_library_path,
                           timeout=options.facts.probe_timeout)
         check_ok, check_error = check.ok, check.error
-    return _Health(probe.ok if probe else None, probe.error if probe else None, errors, check_ok, check_error)
+    return _Health(probe.ok if probe else None, probe.error if probe else None, errors, check_ok, check_error,
+                   bool(probe and probe.loader_only))
+
+
+def _judged(run, before: _Health, after: _Health) -> Optional[str]:
+    """Why a batch made the venv worse, or None. Tests of two kinds (the light one, then the full one with
+    probe_command) are not comparable: where a swap's copy fails anything after a light test, it is compared with
+    the live venv's full test instead (``run.live_health``, run only then: the live venv has not changed)."""
+    regression = _regression(before, after)
+    if before.light != after.light and run.live_health is not None and (
+            regression or after.import_ok is False or after.check_ok is False):
+        regression = _regression(run.live_health(), after)
+    return regression
 
 
 def _regression(before: _Health, after: _Health) -> Optional[str]:

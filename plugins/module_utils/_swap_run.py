@@ -186,18 +186,20 @@ def _converge_on_copy(run, flow, before, plan, recovered, strategy) -> dict:
 
     with ThreadPoolExecutor(max_workers=1) as background:
         # The baseline test (on the live venv as found) runs while the copy is made.
-        pending = background.submit(_repair._baseline, baseline_of, live_options, run.runner)
+        # The light test of the live venv as found; its full test only if a batch's full test must be compared.
+        pending = _repair._Pending(background.submit(_repair._baseline, baseline_of, live_options, run.runner, True))
+        run.live_health = _live_full_health(pending, baseline_of, live_options, run.runner)
         try:
             flow.start()
         except (OSError, SwapError) as exc:
-            pending.result()
+            pending()
             flow.abandon("copy failed")
             raise failed(before, "cannot copy %s to %s: %s" % (root, flow.copy, getattr(exc, "strerror", None) or exc)) from exc
         run.options = copy_options
         run.backend.python = os.path.join(flow.copy, os.path.relpath(live_python, root))
         try:
             current, plan_seen = _repair._run_rounds(run, lambda batch: _CopyBatch(flow, batch.number), plan,
-                                                     pending.result, before, recovered, state_dir, flow.journal)
+                                                     pending, before, recovered, state_dir, flow.journal)
         except _repair.RepairFailed as exc:
             _close_failed(flow, str(exc))
             exc.result = rebase(dict(exc.result, strategy=strategy.used, strategy_reason=strategy.reason), flow.copy, root)
@@ -221,6 +223,19 @@ def _converge_on_copy(run, flow, before, plan, recovered, strategy) -> dict:
     result.update(strategy=strategy.used, strategy_reason=strategy.reason, previous=kept, exchange=method,
                   rewritten=flow.rewritten)
     return rebase(result, flow.copy, root)
+
+
+def _live_full_health(pending, before, options, runner):
+    """The live venv's full test (import, probe_command), run once when first asked: the baseline's own when its
+    light test failed and the import judged it."""
+    answer = []
+
+    def ask():
+        if not answer:
+            found = pending()[1]
+            answer.append(_repair._baseline(before, options, runner)[1] if found.light else found)
+        return answer[0]
+    return ask
 
 
 def _share_bytecode(pycache: str, live: str, copy: str) -> None:

@@ -193,8 +193,9 @@ options:
         subprocess of the venv's interpreter loads the anchor's compiled parts with the real loader, in the order
         its import does (torch - C(lib/libtorch_global_deps.so), then C(torch._C)), without running its Python;
         the same loader messages for about a third of the time of C(import torch). If it fails, the import itself
-        decides. The last batch always gets the full test (the import and O(probe_command)). In place, every
-        batch gets the full test.
+        decides. The venv as found gets the light test too. The last batch always gets the full test (the import
+        and O(probe_command)); if anything in it fails, the copy is compared with the venv's own full test, run
+        then. In place, every batch and the venv as found get the full test.
       - C(in_place) changes the venv itself, batch by batch, each batch restored from its snapshot on failure.
       - C(auto) uses C(swap) and falls back to C(in_place) where a swap cannot work, saying why in
         RV(strategy_reason) - the venv root is a mount point (for example bind-mounted into a container), its

@@ -27,7 +27,6 @@ from . import _commands as cmd
 from . import _facts_suite, _real_repair, _realvenv, _repair_suite, _scaling, _synthetic
 from ._machine import header
 from ._measure import BenchError
-from ._table import Table
 
 REPO = Path(__file__).resolve().parents[2]
 PARTS = ("standin", "repair", "synthetic", "real", "real-repair")

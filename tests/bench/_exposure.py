@@ -5,25 +5,20 @@
 
 Benchmark support for gpuops.cuda_venv: not part of the collection's API.
 
-One extra, untimed run of a row's steps with a loop beside it that starts ``VENV/bin/python -I -c 'import torch'``
-from an empty folder, one after the other, from before the first step to after the last (issue 11's measure of the
-outage an in-place repair causes). The loop competes with the fix for the cores: that is why it is not a timed run.
+One extra, untimed run of a row's steps inside tests.import_loop (``VENV/bin/python -I -c 'import torch'`` from an
+empty folder, one after the other, from before the first step to after the last). The loop competes with the fix for
+the cores: that is why it is not a timed run.
 """
 
 from __future__ import annotations
 
-import os
-import subprocess
-import threading
-import time
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable, List, Optional, Sequence, Tuple
 
-from ._measure import Step, run_sequence
+from tests.import_loop import import_loop, import_once
 
-# Seconds the loop runs alone before the fix starts and after it ends: imports that straddle the edges count too.
-MARGIN = 1.0
+from ._measure import Step, run_sequence
 
 
 @dataclass(frozen=True)
@@ -69,19 +64,6 @@ class ExposureTable:
         return "\n".join(lines) + "\n"
 
 
-def _import(python: str, workdir: str) -> Tuple[int, str]:
-    """(exit code, the last line of stderr when it failed) of one ``python -I -c 'import torch'``."""
-    proc = subprocess.run([python, "-I", "-c", "import torch"], cwd=workdir, capture_output=True, text=True,
-                          env={"PATH": os.environ.get("PATH", ""), "LC_ALL": "C.UTF-8"}, check=False)
-    last = proc.stderr.strip().splitlines()[-1:] if proc.returncode else []
-    return proc.returncode, last[0] if last else ""
-
-
-def _loop(python: str, workdir: str, stop: threading.Event, seen: list) -> None:
-    while not stop.is_set():
-        seen.append(_import(python, workdir))
-
-
 def observe(key: str, what: str, venv: Path, workdir: Path, steps: Sequence[Step],
             prepare: Optional[Callable[[], None]], max_failed: Optional[int] = None) -> Exposure:
     """The import loop during one run of ``steps`` on a fresh ``venv``."""
@@ -89,16 +71,8 @@ def observe(key: str, what: str, venv: Path, workdir: Path, steps: Sequence[Step
         prepare()
     workdir.mkdir(parents=True, exist_ok=True)
     python = str(venv / "bin" / "python")
-    imported_before = _import(python, str(workdir))[0] == 0
-    stop, seen = threading.Event(), []
-    loop = threading.Thread(target=_loop, args=(python, str(workdir), stop, seen))
-    loop.start()
-    try:
-        time.sleep(MARGIN)
+    imported_before = import_once(python, str(workdir))[0] == 0
+    with import_loop(python, str(workdir)) as seen:
         run_sequence(list(steps))
-        time.sleep(MARGIN)
-    finally:
-        stop.set()
-        loop.join()
     failures = [error for rc, error in seen if rc != 0]
     return Exposure(key, what, len(seen), len(failures), tuple(sorted(set(failures))), imported_before, max_failed)

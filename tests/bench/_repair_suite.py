@@ -19,8 +19,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import List, Optional, Tuple
 
+from tests.import_loop import MARGIN
+
 from . import _commands as cmd
-from ._exposure import MARGIN, ExposureTable, observe
+from ._exposure import ExposureTable, observe
 from ._measure import BenchError, Step, measure, run_step
 from ._table import Goal, Table
 

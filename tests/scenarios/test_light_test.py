@@ -14,6 +14,7 @@ from tests.standin import build_scenario
 
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._probe import probe_import
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._runner import SubprocessRunner
+from ansible_collections.gpuops.cuda_venv.tests.unit.plugins.module_utils.tree_digest import tree_digest
 
 CACHE = os.environ.get("CUDA_VENV_STANDIN_CACHE", os.path.join(ROOT, "build", "standin-cache"))
 
@@ -62,10 +63,10 @@ def test_where_torch_preload_rescues_the_import_the_loader_test_fails_so_the_imp
     assert light.ok is False and light.error == "OSError: libcudart.so.12: cannot open shared object file: No such file or directory"
 
 
-def repair(tmp_path, info, strategy):
+def repair(tmp_path, info, strategy, **extra):
     links = [str(info.wheelhouse), str(info.extra_wheelhouse)]
     return run_module(tmp_path, "cuda_venv_repair", dict(path=str(info.venv), find_links=links, no_index=True,
-                                                        backend="pip", strategy=strategy))
+                                                        backend="pip", strategy=strategy, **extra))
 
 
 @pytest.mark.parametrize("strategy, tests", [
@@ -87,3 +88,33 @@ def test_a_failed_light_test_is_judged_by_the_import(tmp_path):
     assert rc == 0 and result["healthy"] is True and result["strategy"] == "swap", output
     # batches 1 and 2 failed the light test (no libcudart.so.12 through the RPATH) and passed the import: committed
     assert [(b["test"], b["result"]) for b in result["batches"]] == [("facts + import", "committed")] * 3
+
+
+CUDNN_IS = "import sys, torch; sys.exit(0 if torch.backends.cudnn.version() == %d else 3)"
+
+
+@pytest.mark.parametrize("strategy", ["swap", "in_place"])
+def test_a_repair_that_breaks_the_users_check_is_not_kept(tmp_path, strategy):
+    """probe_command passes on the contaminated venv (cuDNN 9.24 of the cu13 wheel) and fails once repaired: with
+    swap the copy's full test is compared with the live venv's (the light tests before it run no probe_command)."""
+    info = build_scenario("contaminated", tmp_path / "contaminated", cache=CACHE)
+    digest = tree_digest(str(info.venv))
+    check = [str(info.venv / "bin" / "python"), "-c", CUDNN_IS % 92400]
+    rc, result, output = repair(tmp_path, info, strategy, probe_command=check)
+    assert rc != 0, output
+    # the check ran on what batch 2 left: the venv in place, the copy beside it with swap
+    tested = info.venv if strategy == "in_place" else info.venv.parent / ".venv.cuda_venv" / "next"
+    assert result["msg"].startswith("batch 2: the test after it failed: probe_command failed: check command "
+                                    "%s/bin/python exited with code 3" % tested), result["msg"]
+    assert [b["result"] for b in result["batches"]] == ["committed", "rolled back"]
+    if strategy == "swap":  # the copy was discarded: the venv is as it was (in place, batch 1 stays committed)
+        assert tree_digest(str(info.venv)) == digest
+
+
+def test_a_check_that_failed_before_may_fail_after_and_the_swap_goes_on(tmp_path):
+    info = build_scenario("contaminated", tmp_path / "contaminated", cache=CACHE)
+    check = [str(info.venv / "bin" / "python"), "-c", CUDNN_IS % 1]  # fails on the live venv and on the copy
+    rc, result, output = repair(tmp_path, info, "swap", probe_command=check)
+    assert rc == 0 and result["strategy"] == "swap" and result["healthy"] is True, output
+    assert [(b["test"], b["result"]) for b in result["batches"]] == [
+        ("facts + loader", "committed"), ("facts + import + probe_command", "committed")]

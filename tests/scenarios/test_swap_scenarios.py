@@ -6,12 +6,11 @@ import os
 import shutil
 import subprocess
 import sys
-import threading
-import time
 
 import pytest
 
 from scenario_tools import ROOT, codes, run_module
+from tests.import_loop import import_loop
 from tests.standin import build_scenario
 from tests.standin._layout import DistSpec
 from tests.standin._wheel import write_wheel
@@ -115,34 +114,17 @@ def test_swap_gives_the_same_venv_as_in_place(tmp_path, depth, backend):
     assert os.path.isdir(result["previous"]) and not os.path.exists(os.path.join(swap_dir(swapped), "next"))
 
 
-def import_loop(venv, stop, seen, workdir):
-    """Start `python -I -c "import torch"` back to back from an empty folder until ``stop`` is set."""
-    while not stop.is_set():
-        proc = subprocess.run([str(venv / "bin" / "python"), "-I", "-c", "import torch"], cwd=str(workdir),
-                              capture_output=True, text=True, env={"PATH": os.environ.get("PATH", "")}, check=False)
-        seen.append((proc.returncode, proc.stderr.strip().splitlines()[-1:] if proc.returncode else []))
-
-
 def test_imports_never_fail_during_a_swap_and_what_in_place_shows(tmp_path):
     report = {}
     for strategy in ("in_place", "swap"):
         info = fresh(tmp_path / strategy, "contaminated")
         empty = tmp_path / strategy / "empty"
         empty.mkdir()
-        stop, seen = threading.Event(), []
-        loop = threading.Thread(target=import_loop, args=(info.venv, stop, seen, empty))
-        loop.start()
-        try:
-            time.sleep(1.0)
+        with import_loop(str(info.venv / "bin" / "python"), str(empty)) as seen:
             rc, result, output = repair(tmp_path, info, strategy=strategy)
-            time.sleep(1.0)
-        finally:
-            stop.set()
-            loop.join()
         assert rc == 0 and result["strategy"] == strategy, output
-        failures = [s for s in seen if s[0] != 0]
-        report[strategy] = {"imports": len(seen), "failed": len(failures),
-                            "errors": sorted(set(" ".join(s[1]) for s in failures))}
+        failures = [error for rc, error in seen if rc != 0]
+        report[strategy] = {"imports": len(seen), "failed": len(failures), "errors": sorted(set(failures))}
     os.makedirs(os.path.join(ROOT, "build", "swap"), exist_ok=True)
     with open(os.path.join(ROOT, "build", "swap", "import-loop.json"), "w") as handle:
         json.dump(report, handle, indent=1)
