@@ -124,7 +124,9 @@ def test_failed_probe_in_second_batch_restores_it_byte_for_byte(tmp_path):
              "import sys; p=sys.argv[1]; n=int(open(p).read()) if __import__('os').path.exists(p) else 0; "
              "open(p,'w').write(str(n+1)); sys.exit('user check failed on call %d' % (n+1) if n >= 1 else 0)",
              str(counter)]
-    rc, result, output = repair(tmp_path, info, probe_command=check)
+    # in place: the baseline runs the check (call 1), batch 2's test fails it (call 2) and restores the batch; a swap
+    # tests the venv as found with the light test, without the check (test_light_test.py)
+    rc, result, output = repair(tmp_path, info, probe_command=check, strategy="in_place")
     assert rc != 0
     assert "the test after it failed: probe_command failed" in result["msg"]
     assert result["batches"][0]["result"] == "rolled back"
