@@ -245,11 +245,19 @@ def _baseline(before, options, runner, light: bool = False):
     only if the copy's full test needs comparing, see _judged); a failed light test is judged by the import."""
     if not options.probe:
         return before, _health(before, options, runner)
-    current = probe_venv(before, runner, loader_only=light)
-    light = current.probe.loader_only
-    if light and not current.probe.ok:
-        current, light = probe_venv(before, runner), False
+    current, light = _tested(lambda loader_only: probe_venv(before, runner, loader_only=loader_only), light)
     return current, _health(current, options, runner, run_check_command=not light)
+
+
+def _tested(probed, light: bool):
+    """(observation, whether the light test judged it): ``probed(loader_only)`` with the light test when asked; a
+    failed light test is judged by the import itself (torch's own preload can rescue an import the light test
+    cannot), and an anchor with no compiled part is imported anyway (see _probe.probe_import)."""
+    current = probed(light)
+    light = bool(light and current.probe is not None and current.probe.loader_only)
+    if light and not current.probe.ok:
+        return probed(False), False
+    return current, light
 
 
 class _Pending:
@@ -324,13 +332,11 @@ def _run_batch(run, begin, batch, state, before, plan, recovered):
     crash_point("repair.before-probe")
     # A batch on a copy that is not the plan's last gets the light test (the real loader on the anchor's compiled
     # parts): the full import and probe_command follow the last batch, and any failure discards the whole copy.
-    light = txn.light_test and batch is not plan.batches[-1]
-    after = _with_probe(run.options, run.runner, run.loader, loader_only=light)
-    if light and after.probe is not None and not after.probe.ok:
-        after = _with_probe(run.options, run.runner, run.loader)  # a failure is judged by the import itself
-        light = False
+    after, light = _tested(lambda loader_only: _with_probe(run.options, run.runner, run.loader, loader_only),
+                           txn.light_test and batch is not plan.batches[-1])
     health = _health(after, run.options, run.runner, run_check_command=not light)
     record["test"] = _test_name(run.options, light)
+
     def judge():
         regression = _judged(run, starting()[1], health)
         if regression:

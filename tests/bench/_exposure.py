@@ -47,9 +47,8 @@ class ExposureTable:
     rows: List[Exposure] = field(default_factory=list)
 
     def misses(self) -> List[str]:
-        return ["%s: %s: %d of %d imports failed; goal at most %d" % (self.title, r.what, r.failed, r.started,
-                                                                        r.max_failed)
-                for r in self.rows if r.met is False]
+        line = "%s: %s: %d of %d imports failed; goal at most %d"
+        return [line % (self.title, r.what, r.failed, r.started, r.max_failed) for r in self.rows if r.met is False]
 
     def markdown(self) -> str:
         lines = ["### " + self.title, ""] + list(self.notes) + ([""] if self.notes else [])

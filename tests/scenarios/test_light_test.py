@@ -65,8 +65,8 @@ def test_where_torch_preload_rescues_the_import_the_loader_test_fails_so_the_imp
 
 def repair(tmp_path, info, strategy, **extra):
     links = [str(info.wheelhouse), str(info.extra_wheelhouse)]
-    return run_module(tmp_path, "cuda_venv_repair", dict(path=str(info.venv), find_links=links, no_index=True,
-                                                        backend="pip", strategy=strategy, **extra))
+    args = dict(path=str(info.venv), find_links=links, no_index=True, backend="pip", strategy=strategy, **extra)
+    return run_module(tmp_path, "cuda_venv_repair", args)
 
 
 @pytest.mark.parametrize("strategy, tests", [
