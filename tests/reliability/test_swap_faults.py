@@ -20,6 +20,8 @@ build/reliability/swap-faults-<scenario>.json.
 
 import json
 import os
+import platform
+import sys
 import time
 
 import pytest
@@ -30,6 +32,7 @@ from ansible_collections.gpuops.cuda_venv.plugins.module_utils._swap import swap
 
 SUMMARY_DIR = os.path.join(ROOT, "build", "reliability")
 SCENARIOS = ("contaminated", "gutted", "truncated-nccl") if FULL else ("contaminated",)
+REFUSE_EXCHANGE = (sys.executable, os.path.join(os.path.dirname(os.path.abspath(__file__)), "refuse_exchange.py"))
 DEFAULT_LAST = ("repair.after-reinstall", "swap.rewritten", "swap.verified", "swap.before-exchange", "swap.exchanged",
                 "swap.kept")
 
@@ -67,13 +70,21 @@ def test_a_swap_killed_anywhere_leaves_the_old_or_the_new_venv(tmp_path, fresh, 
     assert {o["venv_after_kill"] for o in outcomes} == {"old", "repaired"}  # kills on both sides of the exchange
 
 
-def kill_and_rerun(work, info, point, original, reference):
+def kill_and_rerun(work, info, point, original, reference, prefix=()):
     problems = []
-    killed = run_child(work / "killed", "cuda_venv_repair", swap_args(info), crash_at=point)
+    killed = run_child(work / "killed", "cuda_venv_repair", swap_args(info), crash_at=point, prefix=prefix)
     if not killed.killed:
         return {"point": point, "problems": ["not killed at %s: rc %s\n%s" % (point, killed.rc, killed.output[-2000:])]}
-    now = state_rows(info.venv)
-    if now == original:
+    if not os.path.lexists(str(info.venv)):
+        side = "missing"  # between the two renames of the fallback exchange: the next run completes it
+        if point.split("@")[0] != "swap.exchange-renamed":
+            problems.append("the venv path is missing after a kill at %s" % point)
+        now = None
+    else:
+        now = state_rows(info.venv)
+    if now is None:
+        pass
+    elif now == original:
         side = "old"
     elif not healthy_differences(now, reference, original):
         side = "repaired"
@@ -81,7 +92,7 @@ def kill_and_rerun(work, info, point, original, reference):
         side = "mixed"
         problems.append("after the kill the venv is neither the old nor the repaired one: %s" % (
             healthy_differences(now, reference, original)[:10]))
-    again = run_child(work / "again", "cuda_venv_repair", swap_args(info), end=True)
+    again = run_child(work / "again", "cuda_venv_repair", swap_args(info), end=True, prefix=prefix)
     if again.rc != 0:
         problems.append("the next run failed: %s" % again.output[-3000:])
     else:
@@ -100,6 +111,26 @@ def kill_and_rerun(work, info, point, original, reference):
     if os.path.isdir(previous) and len(os.listdir(previous)) > 1:
         problems.append("more previous generations than keep_previous: %s" % os.listdir(previous))
     return {"point": point, "venv_after_kill": side, "recovered": again.result.get("recovered"), "problems": problems}
+
+
+@pytest.mark.skipif(platform.machine() != "x86_64", reason="the seccomp filter of refuse_exchange.py is x86_64's")
+def test_where_the_kernel_refuses_the_exchange_two_renames_swap_and_a_kill_between_them_is_completed(tmp_path, fresh):
+    """The real kernel answers EINVAL to renameat2(RENAME_EXCHANGE) (a seccomp filter, as a filesystem without
+    exchange support does): the swap falls back to two renames; a kill before, between and after them is survived.
+    Between them the venv path is missing for one rename(2), the documented window; the next run completes it."""
+    info = fresh("contaminated")
+    original = state_rows(info.venv)
+    first = run_child(tmp_path / "enumerate", "cuda_venv_repair", swap_args(info), end=True, prefix=REFUSE_EXCHANGE)
+    assert first.rc == 0 and first.result["healthy"] is True, first.output
+    assert (first.result["strategy"], first.result["exchange"]) == ("swap", "renames")
+    reference = first.states[first.captured("end")[0]]
+    points = [p for p in kill_points(first.events)
+              if p.split("@")[0] in ("swap.before-exchange", "swap.exchange-renamed", "swap.exchanged")]
+    assert [p.split("@")[0] for p in points] == ["swap.before-exchange", "swap.exchange-renamed", "swap.exchanged"]
+    outcomes = [kill_and_rerun(tmp_path / ("kill-%d" % n), fresh("contaminated"), point, original, reference,
+                               prefix=REFUSE_EXCHANGE) for n, point in enumerate(points)]
+    assert [o["problems"] for o in outcomes] == [[], [], []], json.dumps(outcomes, indent=1)[:6000]
+    assert [o["venv_after_kill"] for o in outcomes] == ["old", "missing", "repaired"]
 
 
 def write_summary(scenario, points, outcomes, seconds):
