@@ -77,8 +77,10 @@ def test_an_index_that_never_answers_times_out_and_changes_nothing(tmp_path, fre
     info = fresh("curand-removed")
     before = state_rows(info.venv)
     with SilentServer() as server:
+        # 12 s: room for pip to start and connect on a loaded machine (5 s was not, in CI), below pip's own 15 s
+        # read timeout, so the module's timeout is what ends it
         args = repair_args(info, find_links=[], no_index=False, index_url="http://127.0.0.1:%d/simple" % server.port,
-                           installer_timeout=5)
+                           installer_timeout=12)
         run = run_child(tmp_path / "run", "cuda_venv_repair", args)
         assert server.accepted >= 1  # pip did connect and wait
         deadline = time.monotonic() + 60
