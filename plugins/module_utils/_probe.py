@@ -135,26 +135,35 @@ def nccl_text(raw):
     return "%d.%d.%d" % (raw // 1000, raw % 1000 // 100, raw % 100)
 
 
+def mapped_library(loaded, stem):
+    # The library named stem.so* among those mapped in this process, or None.
+    import ctypes
+    for path in loaded:
+        if os.path.basename(path).startswith(stem + ".so"):
+            return ctypes.CDLL(path)
+    return None
+
+
 def loaded_nccl(loaded):
     # ncclGetVersion() of the libnccl.so.2 mapped in this process (no GPU needed); None when none is loaded.
     import ctypes
-    for path in loaded:
-        if os.path.basename(path).startswith("libnccl.so"):
-            code = ctypes.c_int(0)
-            ctypes.CDLL(path).ncclGetVersion(ctypes.byref(code))
-            return nccl_text(code.value)
-    return None
+    library = mapped_library(loaded, "libnccl")
+    if library is None:
+        return None
+    code = ctypes.c_int(0)
+    library.ncclGetVersion(ctypes.byref(code))
+    return nccl_text(code.value)
 
 
 def loaded_cudnn(loaded):
     # cudnnGetVersion() of the libcudnn.so mapped in this process: what torch.backends.cudnn.version() returns.
     import ctypes
-    for path in loaded:
-        if os.path.basename(path).startswith("libcudnn.so"):
-            function = ctypes.CDLL(path).cudnnGetVersion
-            function.restype = ctypes.c_size_t
-            return int(function())
-    return None
+    library = mapped_library(loaded, "libcudnn")
+    if library is None:
+        return None
+    function = library.cudnnGetVersion
+    function.restype = ctypes.c_size_t
+    return int(function())
 
 
 def compiled_parts(anchor):

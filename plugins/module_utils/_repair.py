@@ -293,7 +293,7 @@ def _run_batch(run, begin, batch, state, before, plan, recovered):
     """
     txn = begin(batch)
     root = txn.root
-    starting = _asked_once(state, txn, batch.number)
+    starting = _closing_on_failure(state, txn, batch.number)
     if txn.changes_live_venv:
         starting()  # in place the venv's test comes before anything of it changes; a copy's batch runs beside it
     txn.apply()
@@ -361,21 +361,16 @@ def _test_name(options, light: bool) -> str:
     return "facts + import" + (" + probe_command" if options.probe_command else "")
 
 
-def _asked_once(state, txn, number: int):
-    """``state()`` asked for once, when first needed; if the test before the batch could not run, the batch is
-    closed (its snapshot restored, or the copy discarded) and the error raised."""
-    answer = []
-
+def _closing_on_failure(state, txn, number: int):
+    """``state`` (_Pending or _Known, each answers the same every time), asked for when needed; if the test before
+    the batch could not run, the batch is closed (its snapshot restored, or the copy discarded) and the error
+    raised."""
     def ask():
-        if not answer:
-            try:
-                answer.append(state())
-            except Exception:
-                txn.rollback("the test before batch %d did not run" % number)
-                txn.journal.append("done")
-                txn.journal.reset()
-                raise
-        return answer[0]
+        try:
+            return state()
+        except Exception:
+            _close(txn, "the test before batch %d did not run" % number)
+            raise
     return ask
 
 
@@ -388,11 +383,16 @@ def _fail(run, txn, record, message, result):
 
 def _restore(txn, record, message):
     """Restore the batch's snapshot and close the journal; the record says why."""
-    txn.rollback(message)
-    txn.journal.append("done")
-    txn.journal.reset()
+    _close(txn, message)
     record["result"] = "rolled back"
     record["reason"] = message
+
+
+def _close(txn, reason):
+    """Roll the batch back (its snapshot restored, or the copy discarded) and close the journal."""
+    txn.rollback(reason)
+    txn.journal.append("done")
+    txn.journal.reset()
 
 
 def _command_groups(actions):

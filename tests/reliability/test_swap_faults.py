@@ -75,23 +75,9 @@ def kill_and_rerun(work, info, point, original, reference, prefix=()):
     killed = run_child(work / "killed", "cuda_venv_repair", swap_args(info), crash_at=point, prefix=prefix)
     if not killed.killed:
         return {"point": point, "problems": ["not killed at %s: rc %s\n%s" % (point, killed.rc, killed.output[-2000:])]}
-    if not os.path.lexists(str(info.venv)):
-        side = "missing"  # between the two renames of the fallback exchange: the next run completes it
-        if point.split("@")[0] != "swap.exchange-renamed":
-            problems.append("the venv path is missing after a kill at %s" % point)
-        now = None
-    else:
-        now = state_rows(info.venv)
-    if now is None:
-        pass
-    elif now == original:
-        side = "old"
-    elif not healthy_differences(now, reference, original):
-        side = "repaired"
-    else:
-        side = "mixed"
-        problems.append("after the kill the venv is neither the old nor the repaired one: %s" % (
-            healthy_differences(now, reference, original)[:10]))
+    side, problem = venv_side_after_kill(info.venv, point, original, reference)
+    if problem:
+        problems.append(problem)
     again = run_child(work / "again", "cuda_venv_repair", swap_args(info), end=True, prefix=prefix)
     if again.rc != 0:
         problems.append("the next run failed: %s" % again.output[-3000:])
@@ -131,6 +117,20 @@ def test_where_the_kernel_refuses_the_exchange_two_renames_swap_and_a_kill_betwe
                                prefix=REFUSE_EXCHANGE) for n, point in enumerate(points)]
     assert [o["problems"] for o in outcomes] == [[], [], []], json.dumps(outcomes, indent=1)[:6000]
     assert [o["venv_after_kill"] for o in outcomes] == ["old", "missing", "repaired"]
+
+
+def venv_side_after_kill(venv, point, original, reference):
+    """(what the venv path holds: old, repaired, missing or mixed; the problem with that, or None)."""
+    if not os.path.lexists(str(venv)):  # between the two renames of the fallback exchange: the next run completes it
+        wrong = point.split("@")[0] != "swap.exchange-renamed"
+        return "missing", "the venv path is missing after a kill at %s" % point if wrong else None
+    now = state_rows(venv)
+    if now == original:
+        return "old", None
+    off = healthy_differences(now, reference, original)
+    if not off:
+        return "repaired", None
+    return "mixed", "after the kill the venv is neither the old nor the repaired one: %s" % off[:10]
 
 
 def write_summary(scenario, points, outcomes, seconds):
