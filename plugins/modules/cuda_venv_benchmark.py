@@ -190,13 +190,13 @@ import os
 
 from ansible.module_utils.basic import AnsibleModule
 
-from ansible_collections.gpuops.cuda_venv.plugins.module_utils._benchmark import (
+from ansible_collections.gpuops.cuda_venv.plugins.module_utils._verify.benchmark import (
     IMPORT_FAILED, MEASURED, NO_GPU, BenchmarkError, BenchmarkSpec, baseline_metrics, compare, compile_throughput_regex,
     extract_throughput, load_baseline, mismatches, run_benchmark, stored_record, summary, venv_python)
-from ansible_collections.gpuops.cuda_venv.plugins.module_utils._errors import CudaVenvError
-from ansible_collections.gpuops.cuda_venv.plugins.module_utils._probe import run_check
-from ansible_collections.gpuops.cuda_venv.plugins.module_utils._runner import SubprocessRunner
-from ansible_collections.gpuops.cuda_venv.plugins.module_utils._venv_layout import read_layout
+from ansible_collections.gpuops.cuda_venv.plugins.module_utils._core.errors import CudaVenvError
+from ansible_collections.gpuops.cuda_venv.plugins.module_utils._read.probe import run_check
+from ansible_collections.gpuops.cuda_venv.plugins.module_utils._core.runner import SubprocessRunner
+from ansible_collections.gpuops.cuda_venv.plugins.module_utils._read.venv_layout import read_layout
 
 ARGUMENT_SPEC = dict(
     path=dict(type="path", required=True),

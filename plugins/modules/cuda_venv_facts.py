@@ -218,13 +218,13 @@ ansible_facts:
 
 from ansible.module_utils.basic import AnsibleModule, missing_required_lib
 
-from ansible_collections.gpuops.cuda_venv.plugins.module_utils._requirements import (
+from ansible_collections.gpuops.cuda_venv.plugins.module_utils._read.requirements import (
     HAS_PACKAGING, PACKAGING_IMPORT_ERROR)
-from ansible_collections.gpuops.cuda_venv.plugins.module_utils._errors import CudaVenvError
-from ansible_collections.gpuops.cuda_venv.plugins.module_utils._facts_report import gather_facts
-from ansible_collections.gpuops.cuda_venv.plugins.module_utils._observe import FactsOptions
-from ansible_collections.gpuops.cuda_venv.plugins.module_utils._probe import library_path_problems
-from ansible_collections.gpuops.cuda_venv.plugins.module_utils._runner import SubprocessRunner
+from ansible_collections.gpuops.cuda_venv.plugins.module_utils._core.errors import CudaVenvError
+from ansible_collections.gpuops.cuda_venv.plugins.module_utils._decide.facts_report import gather_facts
+from ansible_collections.gpuops.cuda_venv.plugins.module_utils._read.observe import FactsOptions
+from ansible_collections.gpuops.cuda_venv.plugins.module_utils._read.probe import library_path_problems
+from ansible_collections.gpuops.cuda_venv.plugins.module_utils._core.runner import SubprocessRunner
 
 ARGUMENT_SPEC = dict(
     path=dict(type="path", required=True),

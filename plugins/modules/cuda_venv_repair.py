@@ -331,19 +331,19 @@ import re
 
 from ansible.module_utils.basic import AnsibleModule, missing_required_lib
 
-from ansible_collections.gpuops.cuda_venv.plugins.module_utils._errors import CudaVenvError
-from ansible_collections.gpuops.cuda_venv.plugins.module_utils._install_guard import InstallCheck
-from ansible_collections.gpuops.cuda_venv.plugins.module_utils._installers import WheelSources, recorded_installer, select_backend
-from ansible_collections.gpuops.cuda_venv.plugins.module_utils._observe import FactsOptions
-from ansible_collections.gpuops.cuda_venv.plugins.module_utils._plan import DesiredState
-from ansible_collections.gpuops.cuda_venv.plugins.module_utils._redact import redact
-from ansible_collections.gpuops.cuda_venv.plugins.module_utils._probe import library_path_problems
-from ansible_collections.gpuops.cuda_venv.plugins.module_utils._repair import RepairOptions, repair
-from ansible_collections.gpuops.cuda_venv.plugins.module_utils._requirements import (
+from ansible_collections.gpuops.cuda_venv.plugins.module_utils._core.errors import CudaVenvError
+from ansible_collections.gpuops.cuda_venv.plugins.module_utils._install.install_guard import InstallCheck
+from ansible_collections.gpuops.cuda_venv.plugins.module_utils._install.installers import WheelSources, recorded_installer, select_backend
+from ansible_collections.gpuops.cuda_venv.plugins.module_utils._read.observe import FactsOptions
+from ansible_collections.gpuops.cuda_venv.plugins.module_utils._decide.plan import DesiredState
+from ansible_collections.gpuops.cuda_venv.plugins.module_utils._core.redact import redact
+from ansible_collections.gpuops.cuda_venv.plugins.module_utils._read.probe import library_path_problems
+from ansible_collections.gpuops.cuda_venv.plugins.module_utils._act.repair import RepairOptions, repair
+from ansible_collections.gpuops.cuda_venv.plugins.module_utils._read.requirements import (
     HAS_PACKAGING, PACKAGING_IMPORT_ERROR, parse_requirement)
-from ansible_collections.gpuops.cuda_venv.plugins.module_utils._runner import SubprocessRunner
-from ansible_collections.gpuops.cuda_venv.plugins.module_utils._swap import finish_missing_root
-from ansible_collections.gpuops.cuda_venv.plugins.module_utils._venv_layout import read_layout
+from ansible_collections.gpuops.cuda_venv.plugins.module_utils._core.runner import SubprocessRunner
+from ansible_collections.gpuops.cuda_venv.plugins.module_utils._act.swap import finish_missing_root
+from ansible_collections.gpuops.cuda_venv.plugins.module_utils._read.venv_layout import read_layout
 
 ARGUMENT_SPEC = dict(
     path=dict(type="path", required=True),

@@ -112,7 +112,7 @@ class _Bench:
                   "`CUDA_VENV_BENCH_REAL=1 make bench` (pip install %s, about 5.6 GB).\n"
                   % (_realvenv.venv_dir(REPO), _realvenv.REQUIREMENT), flush=True)
             return
-        noop = ("noop", "no-op cuda_venv_repair (pip backend, `_repair.repair` in a child)",
+        noop = ("noop", "no-op cuda_venv_repair (pip backend, `repair.repair` in a child)",
                 [cmd.repair(venv, "pip", "", (), str(REPO), str(self.work / "uv-cache"))], None,
                 _repair_suite.REAL_NOOP_GOAL)
         self.facts("Real torch venv (%s, pip install %s)" % (venv.parent.name, _realvenv.REQUIREMENT), venv, "torch",

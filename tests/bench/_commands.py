@@ -75,9 +75,9 @@ def repair(venv: Path, backend: str, uv: str, links: Sequence[Path], cwd: str, u
 
 
 def probe(venv: Path, cwd: str, pycache: str, loader_only: bool) -> Step:
-    """The repair's test after a batch as _probe.probe_import runs it: the import, or the light loader test; bytecode
+    """The repair's test after a batch as probe.probe_import runs it: the import, or the light loader test; bytecode
     in a prefix folder as the repair keeps it. Exit 1 (the anchor did not load) is still a finished run."""
-    from ansible_collections.gpuops.cuda_venv.plugins.module_utils._probe import IMPORT_SCRIPT  # pylint: disable=import-outside-toplevel
+    from ansible_collections.gpuops.cuda_venv.plugins.module_utils._read.probe import IMPORT_SCRIPT  # pylint: disable=import-outside-toplevel
     argv = (python_of(venv), "-I", "-X", "pycache_prefix=" + pycache, "-c", IMPORT_SCRIPT, "torch")
     return Step(argv + (("loader",) if loader_only else ()), hermetic_env(), cwd, ok_rcs=(0, 1))
 

@@ -5,7 +5,7 @@
 
 Benchmark support for gpuops.cuda_venv: not part of the collection's API.
 
-One extra, untimed run of a row's steps inside tests.import_loop (``VENV/bin/python -I -c 'import torch'`` from an
+One extra, untimed run of a row's steps inside tests.support.import_loop (``VENV/bin/python -I -c 'import torch'`` from an
 empty folder, one after the other, from before the first step to after the last). The loop competes with the fix for
 the cores: that is why it is not a timed run.
 """
@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable, List, Optional, Sequence, Tuple
 
-from tests.import_loop import import_loop, import_once
+from tests.support.import_loop import import_loop, import_once
 
 from ._measure import Step, run_sequence
 

@@ -12,9 +12,9 @@ from __future__ import annotations
 import json
 import sys
 
-from ansible_collections.gpuops.cuda_venv.plugins.module_utils._facts_report import gather_facts
-from ansible_collections.gpuops.cuda_venv.plugins.module_utils._observe import FactsOptions
-from ansible_collections.gpuops.cuda_venv.plugins.module_utils._runner import SubprocessRunner
+from ansible_collections.gpuops.cuda_venv.plugins.module_utils._decide.facts_report import gather_facts
+from ansible_collections.gpuops.cuda_venv.plugins.module_utils._read.observe import FactsOptions
+from ansible_collections.gpuops.cuda_venv.plugins.module_utils._core.runner import SubprocessRunner
 
 
 def main(argv) -> int:

@@ -6,7 +6,7 @@
 Benchmark support for gpuops.cuda_venv: not part of the collection's API.
 ``python -m tests.bench._hash_files LIST THREADS`` (LIST: NUL-separated paths). Each thread takes every Nth file
 of the list sorted by size, so the threads get even shares of bytes; no per-file task objects.
-Deliberately standalone (no import of the collection's _record_check.file_digest): it is the floor the engine
+Deliberately standalone (no import of the collection's record_check.file_digest): it is the floor the engine
 is compared with, so it must not share the engine's code or import cost.
 """
 

@@ -12,12 +12,12 @@ from __future__ import annotations
 
 import sys
 
-from ansible_collections.gpuops.cuda_venv.plugins.module_utils._installers import WheelSources, select_backend
-from ansible_collections.gpuops.cuda_venv.plugins.module_utils._observe import FactsOptions
-from ansible_collections.gpuops.cuda_venv.plugins.module_utils._plan import DesiredState
-from ansible_collections.gpuops.cuda_venv.plugins.module_utils._repair import RepairOptions, repair
-from ansible_collections.gpuops.cuda_venv.plugins.module_utils._runner import SubprocessRunner
-from ansible_collections.gpuops.cuda_venv.plugins.module_utils._venv_layout import read_layout
+from ansible_collections.gpuops.cuda_venv.plugins.module_utils._install.installers import WheelSources, select_backend
+from ansible_collections.gpuops.cuda_venv.plugins.module_utils._read.observe import FactsOptions
+from ansible_collections.gpuops.cuda_venv.plugins.module_utils._decide.plan import DesiredState
+from ansible_collections.gpuops.cuda_venv.plugins.module_utils._act.repair import RepairOptions, repair
+from ansible_collections.gpuops.cuda_venv.plugins.module_utils._core.runner import SubprocessRunner
+from ansible_collections.gpuops.cuda_venv.plugins.module_utils._read.venv_layout import read_layout
 
 # The module's defaults (ARGUMENT_SPEC of plugins/modules/cuda_venv_repair.py).
 PROBE_TIMEOUT = 300.0

@@ -6,7 +6,7 @@
 Benchmark support for gpuops.cuda_venv: not part of the collection's API.
 
 Every run starts from a fresh copy of one built ``contaminated`` stand-in venv, restored at the same path (venv
-scripts carry absolute paths). The module's work runs as ``_repair.repair`` in a child Python, as the module's
+scripts carry absolute paths). The module's work runs as ``repair.repair`` in a child Python, as the module's
 main() calls it, without Ansible.
 """
 
@@ -19,7 +19,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import List, Optional, Tuple
 
-from tests.import_loop import MARGIN
+from tests.support.import_loop import MARGIN
 
 from . import _commands as cmd
 from ._exposure import ExposureTable, observe
@@ -136,7 +136,7 @@ def run(bench: RepairBench, log=print) -> Tuple[Table, ExposureTable]:
         timed(kind + "-hand", "%s: the fix typed by hand (uninstall %d, reinstall 4 %s, 1 import probe)"
               % (kind, len(bench.remove), flags),
               by_hand, fresh, venv=bench.venv, label="%s by hand" % kind)
-        timed(kind + "-module", "%s: cuda_venv_repair, strategy in_place (`_repair.repair` in a child, no Ansible)" % kind,
+        timed(kind + "-module", "%s: cuda_venv_repair, strategy in_place (`repair.repair` in a child, no Ansible)" % kind,
               [cmd.repair(bench.venv, kind, bench.uv or "", bench.links, bench.repo, uv_cache)], fresh,
               kind + "-hand", GOALS[kind], venv=bench.venv)
         timed(kind + "-swap", "%s: cuda_venv_repair, strategy swap (copy, batches on it, exchange)" % kind,

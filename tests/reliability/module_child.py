@@ -9,7 +9,7 @@ SPEC: {"module": "cuda_venv_repair", "args": {...}, "check": false,
        "fill": {"at": "NAME[@N]", "path": file, "leave": bytes} or null,  # fill path's filesystem there
        "trace_lock": bool}                  # log lock.acquired / lock.released events too
 
-Nothing of the module is replaced: the hooks observe its crash points (``_crash_points._hits`` is swapped
+Nothing of the module is replaced: the hooks observe its crash points (``crash_points._hits`` is swapped
 for a dict that logs each count it stores, which ``crash_point`` does before deciding to kill) and the
 lock's acquire/release. The module prints its JSON result on stdout and exits as under Ansible.
 """
@@ -20,9 +20,9 @@ import runpy
 import sys
 import time
 
-from ansible_collections.gpuops.cuda_venv.plugins.module_utils import _crash_points
-from ansible_collections.gpuops.cuda_venv.plugins.module_utils import _venv_lock
-from ansible_collections.gpuops.cuda_venv.tests.unit.plugins.module_utils.tree_digest import tree_state
+from ansible_collections.gpuops.cuda_venv.plugins.module_utils._core import crash_points
+from ansible_collections.gpuops.cuda_venv.plugins.module_utils._act import venv_lock
+from ansible_collections.gpuops.cuda_venv.tests.support.tree_digest import tree_state
 
 PACKAGE = "ansible_collections.gpuops.cuda_venv.plugins.modules."
 # A value no crash point has: crash_point() counts every hit but never fires.
@@ -74,7 +74,7 @@ def fill_filesystem(path, leave):
 
 
 class RecordingHits(dict):
-    """``_crash_points._hits``: each stored count is an event."""
+    """``crash_points._hits``: each stored count is an event."""
 
     hooks = None
 
@@ -84,7 +84,7 @@ class RecordingHits(dict):
 
 
 def trace_lock(hooks):
-    acquire, release = _venv_lock.VenvLock.acquire, _venv_lock.VenvLock.release
+    acquire, release = venv_lock.VenvLock.acquire, venv_lock.VenvLock.release
 
     def traced_acquire(self):
         result = acquire(self)
@@ -95,7 +95,7 @@ def trace_lock(hooks):
         if self.held:
             hooks.event("lock.released", 1)
         return release(self)
-    _venv_lock.VenvLock.acquire, _venv_lock.VenvLock.release = traced_acquire, traced_release
+    venv_lock.VenvLock.acquire, venv_lock.VenvLock.release = traced_acquire, traced_release
 
 
 def main():
@@ -103,8 +103,8 @@ def main():
         spec = json.load(handle)
     hooks = Hooks(spec)
     RecordingHits.hooks = hooks
-    _crash_points._hits = RecordingHits()
-    os.environ[_crash_points.ENV_VAR] = spec.get("crash_at") or NO_CRASH
+    crash_points._hits = RecordingHits()
+    os.environ[crash_points.ENV_VAR] = spec.get("crash_at") or NO_CRASH
     if spec.get("trace_lock"):
         trace_lock(hooks)
     args = dict(spec["args"])

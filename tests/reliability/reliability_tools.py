@@ -146,7 +146,7 @@ def read_states(states_dir):
 
 def state_rows(root):
     """tree_state of ``root`` (state dir excluded) in the rows format module_child.py writes."""
-    from ansible_collections.gpuops.cuda_venv.tests.unit.plugins.module_utils.tree_digest import tree_state
+    from ansible_collections.gpuops.cuda_venv.tests.support.tree_digest import tree_state
     return sorted((os.fsencode(k).hex(), tuple(v)) for k, v in tree_state(str(root)).items())
 
 

@@ -20,10 +20,10 @@ import pytest
 
 from reliability_tools import ROOT, clone, repair_args, run_child, state_differences
 
-from ansible_collections.gpuops.cuda_venv.plugins.module_utils._swap import swap_dir_of
-from ansible_collections.gpuops.cuda_venv.tests.unit.plugins.module_utils.elf_helpers import (
+from ansible_collections.gpuops.cuda_venv.plugins.module_utils._act.swap import swap_dir_of
+from ansible_collections.gpuops.cuda_venv.tests.support.elf_helpers import (
     GCC, build_so, dynamic_offset, synthetic_elf)
-from ansible_collections.gpuops.cuda_venv.tests.unit.plugins.module_utils.test_distributions import make_dist
+from ansible_collections.gpuops.cuda_venv.tests.support.dist_helpers import make_dist
 
 OUT_DIR = os.path.join(ROOT, "build", "reliability", "catalogue")
 FACTS, REPAIR = "cuda_venv_facts", "cuda_venv_repair"

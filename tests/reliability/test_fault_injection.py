@@ -1,7 +1,7 @@
 """SIGKILL a repair at every phase boundary it reaches, run it again, and compare the whole tree.
 
 For each incident scenario a first, uninterrupted run lists the crash points the repair reaches
-(``module_child.py`` logs every ``crash_point`` call; see plugins/module_utils/_crash_points.py) and gives
+(``module_child.py`` logs every ``crash_point`` call; see plugins/module_utils/_core/crash_points.py) and gives
 the healthy reference tree. Then, for each point, a fresh copy of the scenario's venv is repaired with
 ``CUDA_VENV_CRASH_AT`` set to it (the process SIGKILLs itself there) and repaired again without it.
 

@@ -21,11 +21,11 @@ from hypothesis.database import DirectoryBasedExampleDatabase
 
 from reliability_tools import FULL, ROOT
 
-from ansible_collections.gpuops.cuda_venv.plugins.module_utils._distributions import (
+from ansible_collections.gpuops.cuda_venv.plugins.module_utils._read.distributions import (
     RECORD_LIMIT, entry_location, read_distributions)
-from ansible_collections.gpuops.cuda_venv.plugins.module_utils._elf import ElfError, ElfInfo, read_elf, read_elf_ident
-from ansible_collections.gpuops.cuda_venv.plugins.module_utils._record_check import check_distribution
-from ansible_collections.gpuops.cuda_venv.tests.unit.plugins.module_utils.elf_helpers import GCC, build_so, synthetic_elf
+from ansible_collections.gpuops.cuda_venv.plugins.module_utils._read.elf import ElfError, ElfInfo, read_elf, read_elf_ident
+from ansible_collections.gpuops.cuda_venv.plugins.module_utils._read.record_check import check_distribution
+from ansible_collections.gpuops.cuda_venv.tests.support.elf_helpers import GCC, build_so, synthetic_elf
 
 EXAMPLES = int(os.environ.get("CUDA_VENV_FUZZ_EXAMPLES", "100"))
 HOME = os.path.join(ROOT, "build", "hypothesis")

@@ -16,7 +16,7 @@ import pytest
 from local_servers import AuthIndex
 from reliability_tools import ROOT, repair_args, run_child, state_differences, state_rows
 
-from ansible_collections.gpuops.cuda_venv.tests.unit.plugins.module_utils.test_distributions import make_dist
+from ansible_collections.gpuops.cuda_venv.tests.support.dist_helpers import make_dist
 
 UV = os.path.join(os.path.dirname(sys.executable), "uv")
 

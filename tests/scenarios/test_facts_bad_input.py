@@ -8,8 +8,8 @@ import pytest
 
 from scenario_tools import codes, run_module, subjects
 
-from ansible_collections.gpuops.cuda_venv.tests.unit.plugins.module_utils.test_distributions import make_dist
-from ansible_collections.gpuops.cuda_venv.tests.unit.plugins.module_utils.tree_digest import tree_digest
+from ansible_collections.gpuops.cuda_venv.tests.support.dist_helpers import make_dist
+from ansible_collections.gpuops.cuda_venv.tests.support.tree_digest import tree_digest
 
 
 @pytest.fixture

@@ -12,9 +12,9 @@ import pytest
 from scenario_tools import ROOT, run_module
 from tests.standin import build_scenario
 
-from ansible_collections.gpuops.cuda_venv.plugins.module_utils._probe import probe_import
-from ansible_collections.gpuops.cuda_venv.plugins.module_utils._runner import SubprocessRunner
-from ansible_collections.gpuops.cuda_venv.tests.unit.plugins.module_utils.tree_digest import tree_digest
+from ansible_collections.gpuops.cuda_venv.plugins.module_utils._read.probe import probe_import
+from ansible_collections.gpuops.cuda_venv.plugins.module_utils._core.runner import SubprocessRunner
+from ansible_collections.gpuops.cuda_venv.tests.support.tree_digest import tree_digest
 
 CACHE = os.environ.get("CUDA_VENV_STANDIN_CACHE", os.path.join(ROOT, "build", "standin-cache"))
 

@@ -23,7 +23,7 @@ import pytest
 from scenario_tools import ROOT, ansible_env
 from tests.standin import build_scenario
 
-from ansible_collections.gpuops.cuda_venv.tests.unit.plugins.module_utils.tree_digest import tree_digest
+from ansible_collections.gpuops.cuda_venv.tests.support.tree_digest import tree_digest
 
 CACHE = os.environ.get("CUDA_VENV_STANDIN_CACHE", os.path.join(ROOT, "build", "standin-cache"))
 PLAYBOOK = os.path.join(ROOT, "playbooks", "repair.yml")

@@ -10,12 +10,12 @@ import sys
 import pytest
 
 from scenario_tools import ROOT, codes, run_module
-from tests.import_loop import import_loop
+from tests.support.import_loop import import_loop
 from tests.standin import build_scenario
 from tests.standin._layout import DistSpec
 from tests.standin._wheel import write_wheel
 
-from ansible_collections.gpuops.cuda_venv.tests.unit.plugins.module_utils.tree_digest import tree_digest, tree_state
+from ansible_collections.gpuops.cuda_venv.tests.support.tree_digest import tree_digest, tree_state
 
 CACHE = os.environ.get("CUDA_VENV_STANDIN_CACHE", os.path.join(ROOT, "build", "standin-cache"))
 MTIME = 5

@@ -13,7 +13,7 @@ import pytest
 from scenario_tools import ROOT, codes, run_module, subjects
 from tests.standin import build_scenario
 
-from ansible_collections.gpuops.cuda_venv.tests.unit.plugins.module_utils.tree_digest import tree_digest
+from ansible_collections.gpuops.cuda_venv.tests.support.tree_digest import tree_digest
 
 CACHE = os.environ.get("CUDA_VENV_STANDIN_CACHE", os.path.join(ROOT, "build", "standin-cache"))
 # No uv on PATH: a uv-made venv's repair must find it where the issue says (here: beside the modules' Python).

@@ -9,8 +9,8 @@ import pytest
 from ansible.errors import AnsibleFilterError
 
 from ansible_collections.gpuops.cuda_venv.plugins.filter.cuda_venv_report import FilterModule, cuda_venv_report
-from ansible_collections.gpuops.cuda_venv.plugins.module_utils._diagnose import diagnose
-from ansible_collections.gpuops.cuda_venv.plugins.module_utils._facts_report import report
+from ansible_collections.gpuops.cuda_venv.plugins.module_utils._decide.diagnose import diagnose
+from ansible_collections.gpuops.cuda_venv.plugins.module_utils._decide.facts_report import report
 from ansible_collections.gpuops.cuda_venv.tests.unit.plugins.module_utils import observations as O
 
 BROKEN = {

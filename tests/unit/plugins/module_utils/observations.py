@@ -5,7 +5,7 @@
 
 Everything is made of the engine's own records (Distribution/RecordEntry, FileState/Conflict,
 RequirementEdge, LoadResult/Resolution/LoadedObject, ProbeResult, ElfInfo), shaped the way
-``_observe.observe`` shapes them from a real venv:
+``observe.observe`` shapes them from a real venv:
 
 - distributions are sorted by (key, version, dist-info) like ``read_distributions``; each gets a
   METADATA entry (hashed) and a RECORD entry (no hash) beside the files given;
@@ -13,7 +13,7 @@ RequirementEdge, LoadResult/Resolution/LoadedObject, ProbeResult, ElfInfo), shap
   file outside the dist-info); a missing file is not on disk, so it is no shared object either;
 - conflicts are the paths listed by two or more distributions, owners in distribution order,
   ``on_disk`` "none" when the path is missing, else what ``on_disk`` says (default None: unknown);
-- CUDA majors come from ``_observe._major_of``, requirements from ``_requirements.closure`` with
+- CUDA majors come from ``observe._major_of``, requirements from ``requirements.closure`` with
   a Linux x86_64 CPython 3.12 marker environment, unless given.
 
 Paths given as relative are relative to site-packages (``SITE``); the venv root ``ROOT`` does
@@ -27,17 +27,17 @@ import hashlib
 import os
 import re
 
-from ansible_collections.gpuops.cuda_venv.plugins.module_utils import _observe
-from ansible_collections.gpuops.cuda_venv.plugins.module_utils._distributions import (
+from ansible_collections.gpuops.cuda_venv.plugins.module_utils._read import observe
+from ansible_collections.gpuops.cuda_venv.plugins.module_utils._read.distributions import (
     Distribution, RecordEntry, canonical_name)
-from ansible_collections.gpuops.cuda_venv.plugins.module_utils._elf import EM_X86_64, ET_DYN, ElfInfo
-from ansible_collections.gpuops.cuda_venv.plugins.module_utils._loader import (
+from ansible_collections.gpuops.cuda_venv.plugins.module_utils._read.elf import EM_X86_64, ET_DYN, ElfInfo
+from ansible_collections.gpuops.cuda_venv.plugins.module_utils._read.loader import (
     VIA_MISSING, VIA_RPATH, LoadedObject, LoaderConfig, LoadResult, Resolution)
-from ansible_collections.gpuops.cuda_venv.plugins.module_utils._observe import FactsOptions, Observations, SharedObject
-from ansible_collections.gpuops.cuda_venv.plugins.module_utils._probe import InterpreterInfo, ProbeResult
-from ansible_collections.gpuops.cuda_venv.plugins.module_utils._record_check import Conflict, FileState
-from ansible_collections.gpuops.cuda_venv.plugins.module_utils._requirements import closure
-from ansible_collections.gpuops.cuda_venv.plugins.module_utils._venv_layout import VenvLayout
+from ansible_collections.gpuops.cuda_venv.plugins.module_utils._read.observe import FactsOptions, Observations, SharedObject
+from ansible_collections.gpuops.cuda_venv.plugins.module_utils._read.probe import InterpreterInfo, ProbeResult
+from ansible_collections.gpuops.cuda_venv.plugins.module_utils._read.record_check import Conflict, FileState
+from ansible_collections.gpuops.cuda_venv.plugins.module_utils._read.requirements import closure
+from ansible_collections.gpuops.cuda_venv.plugins.module_utils._read.venv_layout import VenvLayout
 
 ROOT = "/venvs/train"
 SITE = ROOT + "/lib/python3.12/site-packages"
@@ -167,7 +167,7 @@ def build(dists, *, anchor="torch", roots=(), missing=None, modified=None, on_di
         distributions=dists,
         file_states=file_states,
         conflicts=_conflicts(dists, gone, on_disk or {}),
-        majors={d.dist_info: _observe._major_of(d, objects) for d in dists},
+        majors={d.dist_info: observe._major_of(d, objects) for d in dists},
         objects=objects,
         unsafe_entries=[(_one(dists, key), path, problem) for key, path, problem in unsafe],
         loader=LoaderConfig(),

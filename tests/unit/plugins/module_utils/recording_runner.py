@@ -12,7 +12,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Mapping, Optional, Sequence, Tuple
 
-from ansible_collections.gpuops.cuda_venv.plugins.module_utils._runner import CommandResult, SubprocessRunner
+from ansible_collections.gpuops.cuda_venv.plugins.module_utils._core.runner import CommandResult, SubprocessRunner
 
 
 @dataclass(frozen=True)

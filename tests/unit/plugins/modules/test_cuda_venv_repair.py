@@ -15,9 +15,9 @@ from ansible.module_utils.testing import patch_module_args
 
 from ansible_collections.gpuops.cuda_venv.plugins.modules import cuda_venv_repair
 from ansible_collections.gpuops.cuda_venv.plugins.modules.cuda_venv_repair import ARGUMENT_SPEC, validate
-from ansible_collections.gpuops.cuda_venv.tests.unit.plugins.module_utils.test_distributions import make_dist
-from ansible_collections.gpuops.cuda_venv.tests.unit.plugins.module_utils.tree_digest import tree_digest
-from ansible_collections.gpuops.cuda_venv.tests.unit.plugins.module_utils.wheel_helpers import make_wheel
+from ansible_collections.gpuops.cuda_venv.tests.support.dist_helpers import make_dist
+from ansible_collections.gpuops.cuda_venv.tests.support.tree_digest import tree_digest
+from ansible_collections.gpuops.cuda_venv.tests.support.wheel_helpers import make_wheel
 
 NAME_RULE = "letters, digits, '.', '_' and '-' only"
 SECRET_URL = "https://u:p4ss@host.invalid/simple"

@@ -1,0 +1,300 @@
+# -*- coding: utf-8 -*-
+# Copyright: (c) 2026, gpuops.cuda_venv contributors
+# GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
+"""The ``swap`` strategy of a repair: converge a copy of the venv, verify it, exchange it with the live venv.
+
+Private to the gpuops.cuda_venv collection: not a public API.
+
+Called by ``repair`` under the venv's lock, after recovery and planning. The batches run on the copy
+exactly as they run in place (``repair._run_rounds``: each batch's installer commands, then its test),
+but a batch is not snapshotted: any failure discards the whole copy and the live venv was never touched.
+See ``swap`` for the layout beside the venv, the journal and the recovery.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import os
+import shutil
+from concurrent.futures import ThreadPoolExecutor
+
+from ansible_collections.gpuops.cuda_venv.plugins.module_utils._act import repair
+from ansible_collections.gpuops.cuda_venv.plugins.module_utils._core.crash_points import crash_point
+from ansible_collections.gpuops.cuda_venv.plugins.module_utils._read.distributions import canonical_name
+from ansible_collections.gpuops.cuda_venv.plugins.module_utils._core.errors import CudaVenvError
+from ansible_collections.gpuops.cuda_venv.plugins.module_utils._act.journal import Journal
+from ansible_collections.gpuops.cuda_venv.plugins.module_utils._read.observe import observe, without_probe
+from ansible_collections.gpuops.cuda_venv.plugins.module_utils._decide.plan import Plan
+from ansible_collections.gpuops.cuda_venv.plugins.module_utils._act.snapshot import scan_tree
+from ansible_collections.gpuops.cuda_venv.plugins.module_utils._act.swap import (
+    IN_PLACE, NEXT_DIR, Strategy, SwapError, choose_strategy, discard, exchange, keep_generation, live_changes,
+    make_copy, measure_room, open_swap, rebase, rebase_argv, swap_back, swap_dir_of)
+from ansible_collections.gpuops.cuda_venv.plugins.module_utils._act.swap_paths import rewrite_copy_paths
+from ansible_collections.gpuops.cuda_venv.plugins.module_utils._act.venv_lock import ensure_state_dir
+
+# Inodes beyond the copy's directories and the files the plan writes: the state dirs, journals, temporary names.
+SPARE_INODES = 64
+
+
+def decide(options, before, plan, root: str) -> Strategy:
+    """The strategy this run uses (SwapError when swap was asked for and cannot work)."""
+    if options.strategy == IN_PLACE:
+        return choose_strategy(IN_PLACE, root, None, options.batch)
+    need_bytes, need_inodes = plan_needs(before, plan)
+    try:
+        room = measure_room(root, need_bytes, need_inodes)
+    except OSError:
+        room = None
+    return choose_strategy(options.strategy, root, room, options.batch)
+
+
+def plan_needs(obs, plan):
+    """(bytes, inodes) a swap needs beyond today's venv: the copy's directories and symlinks (its files are hard
+    links), and every file of each wheel the plan reinstalls, as its RECORD sizes them. A wheel that is not
+    installed yet has no RECORD: its size is not known before the installer fetches it and is not counted."""
+    by_key = dict((dist.key, dist) for dist in obs.distributions)
+    folders = set()
+    for dist in obs.distributions:
+        folders.update(os.path.dirname(os.path.normpath(os.path.join(dist.site_packages, e.path))) for e in dist.entries)
+    need_bytes, need_inodes = 0, len(folders) + SPARE_INODES
+    for batch in plan.batches:
+        for action in batch.actions:
+            dist = by_key.get(canonical_name(action.name))
+            if action.kind != "remove" and dist is not None:
+                need_bytes += sum(e.size or 0 for e in dist.entries)
+                need_inodes += len(dist.entries)
+    return need_bytes, need_inodes
+
+
+def check_strategy(options, obs, root: str, plan) -> dict:
+    """Check mode: the strategy a real run would use and why (it fails where the real run would)."""
+    found = {"strategy": None, "strategy_reason": "nothing to repair"}
+    if options.swap_back:
+        found.update(strategy="swap_back", strategy_reason="the newest previous generation would be swapped back in")
+    elif not plan.empty:
+        strategy = decide(options, obs, plan, root)
+        found.update(strategy=strategy.used, strategy_reason=strategy.reason)
+    swap_dir = swap_dir_of(root)
+    if os.path.isdir(swap_dir) and open_swap(Journal(swap_dir)) is not None:
+        found["pending_recovery"] = "an interrupted swap run will be finished or discarded first"
+    return found
+
+
+class _CopyBatch:
+    """One batch on the copy: journaled in the swap journal; a rollback discards the whole copy."""
+
+    light_test = True  # before the plan's last batch the test may be the light one: nothing live depends on it
+    changes_live_venv = False  # its commands may run while the live venv's baseline test still runs
+
+    def __init__(self, flow, number: int):
+        self.flow = flow
+        self.journal = flow.journal
+        self.number = number
+        self.root = flow.copy
+        self.entries = scan_tree(flow.copy, (repair.STATE_DIR,))
+        self.journal.append("swap", batch=number, step="batch")
+
+    def apply(self):
+        return None
+
+    def action(self, **details):
+        return self.journal.append("swap", batch=self.number, step="action", **details)
+
+    def probe(self):
+        """Before the batch's test: what the installers wrote that names the copy now names the live venv."""
+        self.flow.rewrite()
+        return None
+
+    def commit(self):
+        return self.journal.append("swap", batch=self.number, step="committed")
+
+    def rollback(self, reason: str):
+        discard(self.flow.copy)
+        return self.journal.append("swap", batch=self.number, step="discarded", reason=reason)
+
+
+class _Flow:
+    """One swap repair: the copy, its journal, what it was copied from."""
+
+    def __init__(self, run, root: str, state_dir: str):
+        self.run = run
+        self.root = root
+        self.state_dir = state_dir
+        self.swap_dir = swap_dir_of(root)
+        self.copy = os.path.join(self.swap_dir, NEXT_DIR)
+        self.journal = None
+        self.entries = {}
+        self.known = frozenset()
+        self.rewritten = []
+
+    def start(self):
+        ensure_state_dir(self.swap_dir)  # owner-only; the parent keeps its mtime
+        self.journal = Journal(self.swap_dir)
+        self.journal.append("swap", batch=None, step="begin", copy=self.copy)
+        crash_point("swap.begun")
+        discard(self.copy)  # a leftover of a run that ended before its journal began
+        self.entries = make_copy(self.root, self.copy, self.state_dir)
+        self.known = frozenset((e.dev, e.ino) for e in self.entries.values() if e.type == "f")
+        self.journal.append("swap", batch=None, step="copied", entries=len(self.entries))
+        crash_point("swap.copied")
+
+    def rewrite(self):
+        options = self.run.options
+        done = rewrite_copy_paths(self.copy, self.root, self.known, os.path.join(self.copy, "bin", "python"),
+                                  self.run.runner, (repair.STATE_DIR,), options.facts.probe_timeout)
+        self.rewritten = sorted(set(self.rewritten) | set(done))
+        self.journal.append("swap", step="rewritten", files=len(done))
+        crash_point("swap.rewritten")
+
+    def abandon(self, reason: str):
+        """Discard the copy and close the journal; the live venv was never changed."""
+        discard(self.copy)
+        self.journal.append("swap", batch=None, step="done", outcome="discarded", reason=reason)
+        self.journal.reset()
+
+
+def converge_on_copy(run, root, state_dir, before, plan, recovered, strategy) -> dict:
+    """Copy, run the batches on the copy, verify it, exchange it with the venv; the module's result."""
+    flow = _Flow(run, root, state_dir)
+    try:
+        return _converge_on_copy(run, flow, before, plan, recovered, strategy)
+    finally:
+        shutil.rmtree(os.path.join(flow.swap_dir, repair.PYCACHE_DIR), ignore_errors=True)
+
+
+def _converge_on_copy(run, flow, before, plan, recovered, strategy) -> dict:
+    options = run.options
+    root, state_dir = flow.root, flow.state_dir
+    live_python = run.backend.python
+    # The probes' bytecode: the venv's own when it has some (the copy shares it), else a folder beside the copy
+    # that the live venv's baseline test and the copy's tests share.
+    pycache = os.path.join(flow.swap_dir, repair.PYCACHE_DIR) if options.facts.pycache else None
+    baseline_of, live_options = before, options
+    if pycache:
+        _share_bytecode(pycache, root, flow.copy)
+        live_options = dataclasses.replace(options, facts=dataclasses.replace(options.facts, pycache=pycache))
+        baseline_of = dataclasses.replace(before, options=dataclasses.replace(before.options, pycache=pycache))
+    copy_options = dataclasses.replace(
+        options, probe_command=rebase_argv(options.probe_command, root, flow.copy),
+        facts=dataclasses.replace(options.facts, path=flow.copy, pycache=pycache))
+
+    def failed(current, message):
+        run.options = options
+        result = repair._result(options, before, current, plan, run, recovered, failed=True)
+        result.update(strategy=strategy.used, strategy_reason=strategy.reason)
+        return repair.RepairFailed(message, rebase(result, flow.copy, root))
+
+    with ThreadPoolExecutor(max_workers=1) as background:
+        # The baseline test (on the live venv as found) runs while the copy is made.
+        # The light test of the live venv as found; its full test only if a batch's full test must be compared.
+        pending = repair._Pending(background.submit(repair._baseline, baseline_of, live_options, run.runner, True))
+        run.live_health = _live_full_health(pending, baseline_of, live_options, run.runner)
+        try:
+            flow.start()
+        except (OSError, SwapError) as exc:
+            pending()
+            flow.abandon("copy failed")
+            raise failed(before, "cannot copy %s to %s: %s" % (root, flow.copy, getattr(exc, "strerror", None) or exc)) from exc
+        run.options = copy_options
+        run.backend.python = os.path.join(flow.copy, os.path.relpath(live_python, root))
+        try:
+            current, plan_seen = repair._run_rounds(run, lambda batch: _CopyBatch(flow, batch.number), plan,
+                                                     pending, before, recovered, state_dir, flow.journal)
+        except repair.RepairFailed as exc:
+            _close_failed(flow, str(exc))
+            exc.result = rebase(dict(exc.result, strategy=strategy.used, strategy_reason=strategy.reason), flow.copy, root)
+            raise
+        except (CudaVenvError, OSError) as exc:
+            flow.abandon(str(exc))
+            raise failed(before, "repair of the copy %s failed: %s; the venv was not changed" % (flow.copy, exc)) from exc
+        finally:
+            run.backend.python = live_python
+            run.options = options
+    after = without_probe(current)
+    verified = repair._verify_touched(after, run.touched)
+    problem = _verification_problem(verified, live_changes(root, state_dir, flow.entries))
+    if problem:
+        flow.abandon(problem)
+        raise failed(after, problem + "; the copy was discarded and the venv was not changed")
+    flow.journal.append("swap", step="verified")
+    crash_point("swap.verified")
+    kept, method = _exchange(flow, options.keep_previous)
+    result = repair._result(options, before, after, plan_seen, run, recovered, probe_obs=current, verified=verified)
+    result.update(strategy=strategy.used, strategy_reason=strategy.reason, previous=kept, exchange=method,
+                  rewritten=flow.rewritten)
+    return rebase(result, flow.copy, root)
+
+
+def _live_full_health(pending, before, options, runner):
+    """The live venv's full test (import, probe_command), run once when first asked: the baseline's own when its
+    light test failed and the import judged it."""
+    answer = []
+
+    def ask():
+        if not answer:
+            found = pending()[1]
+            answer.append(repair._baseline(before, options, runner)[1] if found.light else found)
+        return answer[0]
+    return ask
+
+
+def _share_bytecode(pycache: str, live: str, copy: str) -> None:
+    """Point the copy's tree of ``pycache`` (a ``-X pycache_prefix`` folder) at the live venv's: the copy's files
+    are hard links of the live ones (same size and mtime), so the bytecode the baseline test compiles serves the
+    copy's tests, and only the first probe compiles. A file a batch replaces is recompiled (its mtime differs)."""
+    ensure_state_dir(os.path.dirname(pycache))  # owner-only, before the baseline's Python creates anything in it
+    target = os.path.join(pycache, live.lstrip(os.sep))
+    link = os.path.join(pycache, copy.lstrip(os.sep))
+    os.makedirs(target, mode=0o700, exist_ok=True)
+    os.makedirs(os.path.dirname(link), mode=0o700, exist_ok=True)
+    if not os.path.lexists(link):
+        os.symlink(target, link)
+
+
+def _close_failed(flow, reason):
+    """After a batch on the copy failed (its rollback already discarded the copy)."""
+    discard(flow.copy)
+    if open_swap(flow.journal) is not None:
+        flow.journal.append("swap", batch=None, step="done", outcome="discarded", reason=reason)
+        flow.journal.reset()
+
+
+def _verification_problem(verified, changed_live):
+    bad = sorted("%s (%s)" % (name, verdict) for name, verdict in verified.items() if verdict != "ok")
+    if bad:
+        return "the repaired copy does not match the RECORD of %s" % ", ".join(bad)
+    if changed_live:
+        return "the live venv changed while its copy was repaired (%d path(s), e.g. %s)" % (
+            len(changed_live), ", ".join(changed_live[:3]))
+    return None
+
+
+def _exchange(flow, keep):
+    """Journal, exchange, keep the old venv as the newest previous generation, close the journal."""
+    journal = flow.journal
+    journal.append("swap", step="exchange", other=flow.copy, live_inode=_inode(flow.root), copy_inode=_inode(flow.copy))
+    crash_point("swap.before-exchange")
+    method = exchange(flow.root, flow.copy, flow.swap_dir)
+    crash_point("swap.exchanged")
+    journal.append("swap", step="exchanged", method=method)
+    kept = keep_generation(flow.swap_dir, flow.copy, journal.run, keep)
+    journal.append("swap", batch=None, step="done", outcome="swapped", previous=kept)
+    journal.reset()
+    return kept, method
+
+
+def _inode(path):
+    st = os.lstat(path)
+    return [st.st_dev, st.st_ino]
+
+
+def swap_back_result(run, root, static, before, recovered) -> dict:
+    """``swap_back``: the newest previous generation exchanged with the venv (atomically where the kernel can)."""
+    swap_dir = swap_dir_of(root)
+    done = swap_back(root, swap_dir, Journal(swap_dir))
+    after = observe(static, run.runner, run.loader)
+    result = repair._result(run.options, before, after, Plan(batches=(), unfixable=()), run, recovered, changed=True,
+                             verified={})
+    result.update(strategy="swap_back", strategy_reason="option swap_back", previous=done["previous"],
+                  exchange=done["method"])
+    return result

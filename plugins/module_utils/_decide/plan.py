@@ -1,0 +1,353 @@
+# -*- coding: utf-8 -*-
+# Copyright: (c) 2026, gpuops.cuda_venv contributors
+# GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
+"""Decide the repair: an ordered list of batches, as a pure function of the facts and the desired state.
+
+Private to the gpuops.cuda_venv collection: not a public API.
+
+Invariants (docs/REPAIR.md):
+- a colliding distribution is removed before its co-owners are reinstalled, in the same batch, and every
+  surviving co-owner of a removed path is reinstalled (without deps, by name and version);
+- the sole provider of a soname a kept object needs is removed only after every other batch;
+- batches go safest first: removals nothing kept depends on, then collisions and damaged wheels, then
+  missing requirements, then late removals;
+- nothing outside the venv is deleted or written: a distribution whose RECORD lists paths leaving the venv is
+  removed only after its RECORD is cut to the paths inside (the installer deletes what RECORD lists), and is
+  never reinstalled (the installer would write through the same paths).
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from dataclasses import dataclass
+from typing import Dict, List, Optional, Sequence, Set, Tuple
+
+from ansible_collections.gpuops.cuda_venv.plugins.module_utils._core import cuda_knowledge as cuda
+from ansible_collections.gpuops.cuda_venv.plugins.module_utils._decide import findings as F
+from ansible_collections.gpuops.cuda_venv.plugins.module_utils._core.errors import CudaVenvError
+from ansible_collections.gpuops.cuda_venv.plugins.module_utils._decide.scope import cuda_scope
+
+PRUNE_MODES = ("cuda", "none", "all")
+# Never pruned by prune=all: the installer itself and the build basics a venv is created with.
+_SEED = frozenset(("pip", "setuptools", "wheel", "uv"))
+
+
+class PlanError(CudaVenvError):
+    """The desired state contradicts itself or the venv (message names the input)."""
+
+
+@dataclass(frozen=True)
+class DesiredState:
+    packages: Tuple[str, ...] = ()
+    remove: Tuple[str, ...] = ()
+    prune: str = "cuda"
+    batch_size: int = 4
+    revert_edits: bool = False  # also reinstall distributions outside the CUDA scope whose files differ
+
+
+@dataclass(frozen=True)
+class Action:
+    kind: str  # remove | reinstall | install
+    name: str  # canonical distribution name
+    requirement: str  # what the installer gets: the name to remove, or name==version / a requirement
+    reason: str
+    # remove only: RECORD entries leaving the venv, dropped from ``record`` before the installer reads it
+    record: Optional[str] = None
+    outside: Tuple[str, ...] = ()
+
+    def as_dict(self) -> dict:
+        found = {"action": self.kind, "name": self.name, "requirement": self.requirement, "reason": self.reason}
+        if self.outside:
+            found.update(record=self.record, outside=list(self.outside))
+        return found
+
+
+@dataclass(frozen=True)
+class Batch:
+    number: int
+    title: str
+    actions: Tuple[Action, ...]
+    answers: Tuple[str, ...]
+
+    def as_dict(self) -> dict:
+        return {"batch": self.number, "title": self.title, "actions": [a.as_dict() for a in self.actions],
+                "answers": list(self.answers)}
+
+
+@dataclass(frozen=True)
+class Plan:
+    batches: Tuple[Batch, ...]
+    unfixable: Tuple[str, ...]
+
+    @property
+    def empty(self) -> bool:
+        return not self.batches
+
+    def as_dict(self) -> dict:
+        return {"batches": [b.as_dict() for b in self.batches], "unfixable": list(self.unfixable)}
+
+
+def make_plan(obs, findings: Sequence, desired: DesiredState) -> Plan:
+    """The ordered batches that take the observed venv to the desired state."""
+    by_key = _installed(obs)
+    outside = _outside_entries(obs)
+    declared = {e.name for e in obs.requirements} | {obs.options.anchor}
+    removals = _removals(obs, desired, declared, by_key)
+    installs, unfixable = _installs(obs)
+    damaged = _damaged(obs, findings, by_key, None if desired.revert_edits else cuda_scope(obs))
+    co_owners = _co_owners(obs, removals, by_key)
+    unfixable += _never_rewritten(by_key, damaged, co_owners, outside)
+    units, replaced = _units(removals, damaged, co_owners, installs, by_key, outside)
+    safe, late = _split_sole_providers(obs, [k for k in sorted(removals) if k not in replaced], removals)
+
+    batches: List[Tuple[str, List[Action], Set[str]]] = []
+    if safe:
+        batches.append(("remove what nothing kept needs",
+                        [_remove(by_key[k], removals[k], outside) for k in safe], {F.CUDA_DIST_UNREQUIRED}))
+    for chunk in _chunks(units, desired.batch_size):
+        actions = [a for unit_removals, _follow in chunk for a in unit_removals]
+        actions += [a for _removals, follow in chunk for a in follow]
+        batches.append(("remove colliding wheels, then reinstall what they overwrote or deleted", actions,
+                        {F.FILE_OWNERSHIP_CONFLICT, F.RECORD_MISSING_FILES, F.RECORD_MODIFIED_FILES,
+                         F.CUDA_MAJOR_MIXED, F.RUNTIME_LIBRARY_MISMATCH, F.SONAME_UNRESOLVED, F.IMPORT_FAILED,
+                         F.CUDA_DIST_UNREQUIRED}))
+    for chunk in _chunks(installs.values(), desired.batch_size):
+        batches.append(("install missing or mismatched requirements", list(chunk),
+                        {F.REQUIREMENT_MISSING, F.REQUIREMENT_VERSION_MISMATCH, F.SONAME_UNRESOLVED}))
+    if late:
+        batches.append(("remove former sole providers, now replaced",
+                        [_remove(by_key[k], removals[k], outside) for k in late], {F.CUDA_DIST_UNREQUIRED}))
+    codes = {f.code for f in findings if f.severity != F.INFO}
+    return Plan(tuple(Batch(i + 1, title, tuple(actions), tuple(sorted(answers & codes)))
+                      for i, (title, actions, answers) in enumerate(batches)), tuple(unfixable))
+
+
+# --- what to remove ------------------------------------------------------------------------------------------
+
+def _installed(obs) -> Dict[str, object]:
+    by_key: Dict[str, object] = {}
+    for dist in obs.distributions:
+        by_key.setdefault(dist.key, dist)
+    return by_key
+
+
+def _removals(obs, desired: DesiredState, declared: Set[str], by_key) -> Dict[str, str]:
+    """canonical name -> why it goes."""
+    removals: Dict[str, str] = {}
+    for name in desired.remove:
+        key = _canonical(name)
+        if key in declared:
+            raise PlanError("cannot remove %s: %s requires it (it is in the declared set)" % (name, obs.options.anchor))
+        if key in by_key:
+            removals[key] = "listed in remove"
+    if desired.prune == "none":
+        return removals
+    for key, dist in by_key.items():
+        if key in declared or key in removals:
+            continue
+        if desired.prune == "all" and key not in _SEED:
+            removals[key] = "not in the declared set (prune: all)"
+        elif _is_cuda_related(obs, dist):
+            removals[key] = "CUDA wheel outside the declared set (prune: cuda)"
+    return removals
+
+
+def _outside_entries(obs) -> Dict[str, Tuple[str, ...]]:
+    """canonical name -> its RECORD entries that leave the venv (RECORD_PATH_OUTSIDE_VENV)."""
+    outside: Dict[str, List[str]] = {}
+    for dist, entry, _problem in obs.unsafe_entries:
+        outside.setdefault(dist.key, []).append(entry)
+    return {key: tuple(entries) for key, entries in outside.items()}
+
+
+def _never_rewritten(by_key, damaged: Dict[str, str], co_owners: Dict[str, Set[str]], outside) -> List[str]:
+    """Why wheels that need a reinstall cannot have one: their paths leave the venv. Drops them from
+    ``damaged`` and ``co_owners``."""
+    refused = []
+    wanted = set(damaged).union(*co_owners.values()) if co_owners else set(damaged)
+    for key in sorted(wanted & set(outside)):
+        dist = by_key.get(key)
+        label = dist.label if dist is not None else key
+        refused.append("%s is not reinstalled: %d of its RECORD paths leave the venv (RECORD_PATH_OUTSIDE_VENV), "
+                       "so the installer would write outside it, e.g. %s; fix those paths (a symlink leaving the "
+                       "venv?), then run again" % (label, len(outside[key]), outside[key][0]))
+        damaged.pop(key, None)
+        for kept in co_owners.values():
+            kept.discard(key)
+    return refused
+
+
+def _is_cuda_related(obs, dist) -> bool:
+    major, _evidence = obs.majors.get(dist.dist_info, (None, None))
+    if dist.key in cuda.KNOWN_CUDA_CONSUMERS:
+        return True
+    return major is not None
+
+
+def _co_owners(obs, removals: Dict[str, str], by_key) -> Dict[str, Set[str]]:
+    """removed name -> kept names that list one of its paths (they must be reinstalled after it goes)."""
+    result: Dict[str, Set[str]] = {}
+    for conflict in obs.conflicts:
+        keys = {_label_key(label) for label in conflict.owners}
+        gone = keys & set(removals)
+        kept = keys - set(removals)
+        for key in gone:
+            result.setdefault(key, set()).update(k for k in kept if k in by_key)
+    return result
+
+
+def _damaged(obs, findings, by_key, scope: Optional[Dict[str, str]]) -> Dict[str, str]:
+    """Kept distributions whose files are missing or modified -> reason; only those in ``scope`` (see
+    scope) unless it is None: outside it, differences no other wheel made are the user's own edits."""
+    damaged: Dict[str, str] = {}
+    for dist in obs.distributions:
+        state = obs.file_states.get(dist.dist_info)
+        if state is None or dist.key not in by_key or (scope is not None and dist.key not in scope):
+            continue
+        if state.missing:
+            damaged[dist.key] = "%d file(s) missing (RECORD_MISSING_FILES)" % len(state.missing)
+        elif state.modified:
+            damaged[dist.key] = "%d file(s) modified (RECORD_MODIFIED_FILES)" % len(state.modified)
+    for finding in findings:
+        if finding.code == F.RUNTIME_LIBRARY_MISMATCH and finding.details.get("distribution"):
+            key = _canonical(finding.details["distribution"])
+            damaged.setdefault(key, "runs another library version (RUNTIME_LIBRARY_MISMATCH)")
+    return damaged
+
+
+def _installs(obs) -> Tuple[Dict[str, Action], List[str]]:
+    """name -> install action for unsatisfied requirements (all specifiers of one name merged); and what cannot be done."""
+    specifiers: Dict[str, List[str]] = {}
+    reasons: Dict[str, str] = {}
+    for edge in obs.requirements:
+        if edge.satisfied or not edge.name:
+            continue
+        specs = specifiers.setdefault(edge.name, [])
+        for spec in str(edge.specifier).split(","):
+            if spec.strip() and spec.strip() not in specs:
+                specs.append(spec.strip())
+        if edge.name not in reasons or edge.required_by:
+            reasons[edge.name] = _install_reason(edge)
+    installs: Dict[str, Action] = {}
+    unfixable: List[str] = []
+    for name, specs in specifiers.items():
+        if name == obs.options.anchor and not specs and not any(d.key == name for d in obs.distributions):
+            unfixable.append("the anchor %s is not installed: declare the version to install in packages, "
+                             "for example %s==2.9.1" % (name, name))
+            continue
+        installs[name] = Action("install", name, name + ",".join(specs), reasons[name])
+    return installs, unfixable
+
+
+def _install_reason(edge) -> str:
+    who = "required by %s" % edge.required_by if edge.required_by else "declared (anchor or packages)"
+    if edge.installed is None:
+        return "%s, not installed" % who
+    wanted = edge.requirement.split(";", 1)[0].strip()
+    return "%s installed, %s requires %s" % (edge.installed, edge.required_by or "the declared set", wanted)
+
+
+def _split_sole_providers(obs, keys: List[str], removals: Dict[str, str]) -> Tuple[List[str], List[str]]:
+    """Removals split into (safe now, only after everything else): invariant 3."""
+    needed = _needed_sonames_by_kept(obs, removals)
+    safe, late = [], []
+    for key in keys:
+        provided = {o.elf.soname for o in obs.objects.values()
+                    if o.owner.key == key and o.elf is not None and o.elf.soname}
+        sole = [s for s in provided & needed if not _provided_by_kept(obs, s, removals)]
+        (late if sole else safe).append(key)
+    return safe, late
+
+
+def _needed_sonames_by_kept(obs, removals) -> Set[str]:
+    needed: Set[str] = set()
+    graph = obs.import_graph
+    if graph is None:
+        return needed
+    for path, resolutions in graph.resolutions.items():
+        owners = obs.owners_of(path)
+        if owners and all(o.key in removals for o in owners):
+            continue
+        needed.update(r.soname for r in resolutions)
+    return needed
+
+
+def _provided_by_kept(obs, soname: str, removals) -> bool:
+    """True when a file on disk that no removal owns provides ``soname``: it stays after the removals."""
+    for path, obj in obs.objects.items():
+        if obj.elf is None or obj.elf.soname != soname:
+            continue
+        owners = obs.owners_of(path)
+        if owners and not any(o.key in removals for o in owners):
+            return True
+    return False
+
+
+# --- grouping --------------------------------------------------------------------------------------------------
+
+def _units(removals, damaged, co_owners, installs, by_key, outside):
+    """Atomic units (removals, follow-ups): a colliding wheel's removal, then the reinstall of every surviving
+    co-owner of its paths and the install of its declared twin; damaged wheels alone. Returns (units, replaced)."""
+    units = []
+    taken: Set[str] = set()
+    replaced: Set[str] = set()
+    for key in sorted(removals):
+        follow = [_reinstall(by_key[k], damaged.get(k, "co-owner of paths %s removes" % key))
+                  for k in sorted(co_owners.get(key, ())) if k not in taken]
+        partner = cuda.colliding_partner(key)
+        if partner in installs:
+            follow.append(installs.pop(partner))
+        if follow:
+            units.append(((_remove(by_key[key], removals[key], outside),), tuple(follow)))
+            taken.update(a.name for a in follow)
+            replaced.add(key)
+    for key in sorted(damaged):
+        if key not in taken and key not in removals and key in by_key:
+            units.append(((), (_reinstall(by_key[key], damaged[key]),)))
+    return units, replaced
+
+
+def _chunks(items, size: int):
+    items = list(items)
+    size = max(1, size)
+    for start in range(0, len(items), size):
+        yield items[start:start + size]
+
+
+def _remove(dist, reason: str, outside) -> Action:
+    escaping = outside.get(dist.key, ())
+    if not escaping:
+        return Action("remove", dist.key, dist.name, reason)
+    return Action("remove", dist.key, dist.name, reason + "; RECORD first cut to the paths inside the venv",
+                  record=os.path.join(dist.dist_info, "RECORD"), outside=escaping)
+
+
+def _reinstall(dist, reason: str) -> Action:
+    return Action("reinstall", dist.key, "%s==%s" % (dist.name, dist.version), reason)
+
+
+def _canonical(name: str) -> str:
+    return re.sub(r"[-_.]+", "-", name).lower()
+
+
+def _label_key(label: str) -> str:
+    return _canonical(label.split(" ", 1)[0])
+
+
+def removal_targets(plan: Plan) -> List[str]:
+    return [a.name for b in plan.batches for a in b.actions if a.kind == "remove"]
+
+
+def predicted_inventory(before: Dict[str, str], plan: Plan) -> Dict[str, Optional[str]]:
+    """Inventory (name -> version) after the plan, for check and diff modes."""
+    after = dict(before)
+    for batch in plan.batches:
+        for action in batch.actions:
+            if action.kind == "remove":
+                after.pop(action.name, None)
+            elif "==" in action.requirement:
+                after[action.name] = action.requirement.split("==", 1)[1].split(",", 1)[0].rstrip(".*")
+            else:
+                after[action.name] = None  # whatever version the sources offer
+    return dict(sorted(after.items()))

@@ -1,0 +1,364 @@
+# -*- coding: utf-8 -*-
+# Copyright: (c) 2026, gpuops.cuda_venv contributors
+# GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
+"""Installer backends (pip, uv) that install, force-reinstall and remove wheels by name.
+
+Private to the gpuops.cuda_venv collection: not a public API.
+
+Both backends build exact argv lists and hand them to a ``Runner``; every
+``CommandResult`` they return is redacted (see ``redact``). Installs go by
+name from the user's wheel sources, never by file path: a path install leaves
+``direct_url.json`` and ``pip freeze`` then shows ``name @ file://...``.
+
+What stays in force from the user:
+- pip: pip.conf and ``PIP_*`` variables (proxies, certs, extra find-links,
+  constraints). ``--isolated`` is not passed on purpose. The interpreter runs
+  with ``-I`` so that the working directory and ``PYTHON*`` variables cannot
+  shadow pip's own modules.
+- uv: ignores pip.conf; ``UV_*`` variables and uv.toml (user, system, and
+  ``pyproject.toml``/``uv.toml`` found from the working directory up) apply
+  instead, including uv's index strategy (first index that has a name wins).
+  Needs uv >= 0.4.23 (``--default-index``/``--index``).
+
+The environment of installer processes is the caller's (so proxies and certs
+work) with a pinned locale and ``PIP_NO_INPUT=1``, minus ``PYTHONPATH``,
+``PYTHONHOME`` and the variables that move pip's target out of the venv.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import sys
+from dataclasses import dataclass
+from typing import Iterable, Mapping, Optional, Sequence
+from urllib.parse import unquote, urlsplit
+
+from ansible_collections.gpuops.cuda_venv.plugins.module_utils._core.errors import CudaVenvError
+from ansible_collections.gpuops.cuda_venv.plugins.module_utils._core.redact import redact, redact_result
+from ansible_collections.gpuops.cuda_venv.plugins.module_utils._core.runner import C_LOCALE
+
+BACKEND_KINDS = ("auto", "pip", "uv")
+
+# Dropped from the caller's environment: the first two change what the
+# interpreter imports; the rest install somewhere other than the venv.
+DROPPED_ENV = ("PYTHONPATH", "PYTHONHOME", "PIP_TARGET", "PIP_PREFIX", "PIP_ROOT", "PIP_USER")
+
+_NAME = re.compile(r"\s*([A-Za-z0-9](?:[A-Za-z0-9._-]*[A-Za-z0-9])?)")
+_ARCHIVE_SUFFIXES = (".whl", ".zip", ".tar.gz", ".tgz", ".tar.bz2")
+
+
+class InstallerError(CudaVenvError):
+    """A backend cannot be used or was given a bad request."""
+
+
+@dataclass(frozen=True)
+class WheelSources:
+    """Where wheels come from: pip's find-links and index options."""
+
+    find_links: tuple = ()
+    index_url: Optional[str] = None
+    extra_index_urls: tuple = ()
+    no_index: bool = False
+
+    def __post_init__(self):
+        object.__setattr__(self, "find_links", _strings(self.find_links))
+        object.__setattr__(self, "extra_index_urls", _strings(self.extra_index_urls))
+        if self.no_index and (self.index_url or self.extra_index_urls):
+            raise InstallerError("wheel sources set no_index together with index_url or extra_index_urls: keep one of them")
+
+    def secrets(self) -> tuple:
+        """The credential-bearing strings of these sources (userinfo, passwords, tokens)."""
+        found = []
+        for url in (self.index_url,) + self.extra_index_urls + self.find_links:
+            found.extend(_url_secrets(url or ""))
+        return tuple(dict.fromkeys(found))
+
+
+def _strings(value) -> tuple:
+    if value is None:
+        return ()
+    if isinstance(value, str):
+        return (value,)
+    return tuple(str(v) for v in value)
+
+
+def _url_secrets(url: str) -> list:
+    netloc = urlsplit(url).netloc if "://" in url else ""
+    if "@" not in netloc:
+        return []
+    userinfo = netloc.rpartition("@")[0]
+    user, has_password, password = userinfo.partition(":")
+    # With a password the user name is not secret; alone it is usually a token.
+    parts = [userinfo, password] if has_password else [userinfo, user]
+    return [s for p in parts if p for s in (p, unquote(p))]
+
+
+def installer_env(environ: Optional[Mapping[str, str]] = None) -> dict:
+    """The environment for installer processes, built from ``environ`` (default: ``os.environ``)."""
+    base = os.environ if environ is None else environ
+    env = {k: v for k, v in base.items() if k not in DROPPED_ENV}
+    env.update(C_LOCALE)
+    env["PIP_NO_INPUT"] = "1"
+    return env
+
+
+def canonical_name(name: str) -> str:
+    """PEP 503 normalised project name."""
+    return re.sub(r"[-_.]+", "-", name).lower()
+
+
+def requirement_name(requirement: str) -> Optional[str]:
+    """The canonical project name a requirement starts with, or None."""
+    match = _NAME.match(requirement)
+    return canonical_name(match.group(1)) if match else None
+
+
+def _check_by_name(items: Sequence[str], what: str) -> tuple:
+    items = _strings(items)
+    if not items:
+        raise InstallerError("%s needs at least one name" % what)
+    for item in items:
+        head = item.split(";", 1)[0].strip()
+        if not head or head in (".", "..") or any(c in head for c in "/\\@") or head.lower().endswith(_ARCHIVE_SUFFIXES):
+            raise InstallerError(redact(
+                "%s %r is not a requirement by name: pass NAME or NAME==VERSION; wheels come from the wheel sources "
+                "(an install by path or URL leaves direct_url.json)" % (what, item)
+            ))
+    return items
+
+
+def _check_reinstall(requirements: tuple, reinstall: Iterable[str]) -> tuple:
+    """``reinstall`` names, which must name the requirements one to one.
+
+    pip's --force-reinstall covers every requirement of the command, so both
+    backends accept a reinstall only for the whole list; a mixed list would
+    make pip reinstall (or upgrade) what uv leaves alone.
+    """
+    reinstall = _strings(reinstall)
+    if not reinstall:
+        return ()
+    wanted = {canonical_name(n) for n in reinstall}
+    named = {requirement_name(r) for r in requirements}
+    unknown = sorted(wanted - named)
+    unmarked = [r for r in requirements if requirement_name(r) not in wanted]
+    if unknown or unmarked:
+        raise InstallerError(
+            "reinstall names must match the requirements one to one (not among the requirements: %s; "
+            "requirements not marked for reinstall: %s): install those in a separate call"
+            % (", ".join(unknown) or "none", ", ".join(unmarked) or "none")
+        )
+    return reinstall
+
+
+class _Backend:
+    """What both backends share: validation, the runner, the environment and redaction."""
+
+    name = ""
+    _NOT_FOUND: tuple = ()
+
+    def __init__(self, python: str, runner, sources: Optional[WheelSources] = None,
+                 timeout: Optional[float] = None, environ: Optional[Mapping[str, str]] = None):
+        self.python = python
+        self.runner = runner
+        self.sources = sources or WheelSources()
+        self.timeout = timeout
+        self.environ = environ
+        self.pass_fds = ()  # descriptors installers inherit: the repair passes its venv lock
+
+    def uninstall(self, names: Sequence[str]):
+        """Remove distributions by name; the redacted ``CommandResult``."""
+        return self._run(self._uninstall_argv(_check_by_name(names, "uninstall")))
+
+    def install(self, requirements: Sequence[str], *, reinstall: Iterable[str] = (), no_deps: bool = True):
+        """Install requirements by name from the wheel sources; the redacted ``CommandResult``.
+
+        ``reinstall`` names the requirements to force-reinstall (all of them, or
+        none). A failure is returned, not raised: its stderr is the installer's.
+        """
+        requirements = _check_by_name(requirements, "install")
+        reinstall = _check_reinstall(requirements, reinstall)
+        return self._run(self._install_argv(requirements, reinstall, no_deps))
+
+    def version(self) -> str:
+        """The installer's version; raises ``InstallerError`` when it does not run."""
+        raise NotImplementedError
+
+    def not_found(self, result) -> list:
+        """Canonical names of the requirements a failed install says its wheel sources do not offer."""
+        text = "%s\n%s" % (result.stdout or "", result.stderr or "")
+        return sorted({canonical_name(m) for pattern in self._NOT_FOUND for m in re.findall(pattern, text)})
+
+    def describe_sources(self) -> str:
+        """The wheel sources searched, as a person reads them (credentials redacted by the caller)."""
+        parts = ["find-links %s" % ", ".join(self.sources.find_links)] if self.sources.find_links else []
+        if self.sources.no_index:
+            parts.append("no index")
+        else:
+            indexes = ((self.sources.index_url,) if self.sources.index_url else ()) + self.sources.extra_index_urls
+            parts.append("index %s" % ", ".join(indexes) if indexes else "the %s's configured index" % self.name)
+        return "; ".join(parts)
+
+    def _uninstall_argv(self, names: tuple) -> list:
+        raise NotImplementedError
+
+    def _install_argv(self, requirements: tuple, reinstall: tuple, no_deps: bool) -> list:
+        raise NotImplementedError
+
+    def _run(self, argv: Sequence[str]):
+        result = self.runner.run(list(argv), env=installer_env(self.environ), timeout=self.timeout, pass_fds=self.pass_fds)
+        return redact_result(result, self.sources.secrets())
+
+    def _version_from(self, argv: Sequence[str], pattern: str, failure: str) -> str:
+        result = self._run(argv)
+        match = re.match(pattern, result.stdout.strip()) if result.ok else None
+        if not match:
+            detail = (result.stderr or result.stdout).strip().splitlines()
+            reason = "timed out" if result.timed_out else (detail[-1] if detail else "rc=%d" % result.rc)
+            raise InstallerError(redact("%s: %s" % (failure, reason), self.sources.secrets()))
+        return match.group(1)
+
+
+def _source_args(sources: WheelSources, index_flag: str, extra_index_flag: str) -> list:
+    args = ["--no-index"] if sources.no_index else []
+    if sources.index_url:
+        args += [index_flag, sources.index_url]
+    for url in sources.extra_index_urls:
+        args += [extra_index_flag, url]
+    for link in sources.find_links:
+        args += ["--find-links", link]
+    return args
+
+
+class PipBackend(_Backend):
+    """``python -I -m pip`` of the venv itself.
+
+    pip's ``--force-reinstall`` covers the whole command; with ``no_deps=False``
+    it also reinstalls dependencies, where uv reinstalls only the named ones.
+    """
+
+    name = "pip"
+    _NOT_FOUND = (r"No matching distribution found for ([A-Za-z0-9][A-Za-z0-9._-]*)",)
+
+    def _pip(self) -> list:
+        return [self.python, "-I", "-m", "pip"]
+
+    def _uninstall_argv(self, names: tuple) -> list:
+        return self._pip() + ["uninstall", "--yes", "--no-input", "--"] + list(names)
+
+    def _install_argv(self, requirements: tuple, reinstall: tuple, no_deps: bool) -> list:
+        argv = self._pip() + ["install", "--no-input", "--disable-pip-version-check"]
+        argv += ["--no-deps"] if no_deps else []
+        argv += ["--force-reinstall"] if reinstall else []
+        argv += _source_args(self.sources, "--index-url", "--extra-index-url")
+        return argv + ["--"] + list(requirements)
+
+    def version(self) -> str:
+        return self._version_from(self._pip() + ["--version"], r"pip (\S+)", "venv python %s has no pip" % self.python)
+
+
+class UvBackend(_Backend):
+    """``uv pip`` aimed at the venv's interpreter; the venv needs no pip."""
+
+    name = "uv"
+    _NOT_FOUND = (r"\b([A-Za-z0-9][A-Za-z0-9._-]*) was not found in the", r"there is no version of ([A-Za-z0-9][A-Za-z0-9._-]*)")
+
+    def __init__(self, uv: str, python: str, runner, sources: Optional[WheelSources] = None,
+                 timeout: Optional[float] = None, environ: Optional[Mapping[str, str]] = None):
+        super().__init__(python, runner, sources, timeout, environ)
+        self.uv = uv
+
+    def _uninstall_argv(self, names: tuple) -> list:
+        return [self.uv, "pip", "uninstall", "--python", self.python, "--"] + list(names)
+
+    def _install_argv(self, requirements: tuple, reinstall: tuple, no_deps: bool) -> list:
+        # uv's own link mode (hardlinks from its cache by default, UV_LINK_MODE) stays in force: snapshots and
+        # restores never write into an existing inode, so files shared with uv's cache are safe.
+        argv = [self.uv, "pip", "install", "--python", self.python]
+        argv += ["--no-deps"] if no_deps else []
+        for name in reinstall:
+            argv += ["--reinstall-package", name]
+        argv += _source_args(self.sources, "--default-index", "--index")
+        return argv + ["--"] + list(requirements)
+
+    def version(self) -> str:
+        return self._version_from([self.uv, "--version"], r"uv (\S+)", "uv executable %s does not run" % self.uv)
+
+
+def uv_candidates(python: str, environ: Optional[Mapping[str, str]] = None, own_python: Optional[str] = None) -> list:
+    """Where ``uv`` is looked for, in order: PATH; beside the venv's interpreter (the venv's bin, and the folder
+    of the Python it was made from); the per-user install folders of uv's installer and of pip/cargo
+    (``UV_INSTALL_DIR``, ``XDG_BIN_HOME``, ``~/.local/bin``, ``CARGO_HOME``/``~/.cargo/bin``); beside the
+    modules' own Python (``own_python``, default ``sys.executable``: the role's tools venv, where the ``uv`` wheel
+    puts it)."""
+    base = os.environ if environ is None else environ
+    places = [d for d in base.get("PATH", os.defpath).split(os.pathsep) if d]
+    places += [os.path.dirname(python), os.path.dirname(os.path.realpath(python))]
+    home = base.get("HOME") or os.path.expanduser("~")
+    places += [base.get("UV_INSTALL_DIR", ""), base.get("XDG_BIN_HOME", ""), os.path.join(home, ".local", "bin"),
+               os.path.join(base["CARGO_HOME"], "bin") if base.get("CARGO_HOME") else "",
+               os.path.join(home, ".cargo", "bin"), os.path.dirname(own_python or sys.executable)]
+    return list(dict.fromkeys(os.path.abspath(p) for p in places if p))
+
+
+def find_uv(python: str, environ: Optional[Mapping[str, str]] = None, own_python: Optional[str] = None) -> Optional[str]:
+    """The first executable ``uv`` of uv_candidates(), or None."""
+    for folder in uv_candidates(python, environ, own_python):
+        candidate = os.path.join(folder, "uv")
+        if _executable(candidate):
+            return candidate
+    return None
+
+
+def recorded_installer(dists) -> Optional[str]:
+    """The installer the venv's distributions record (their INSTALLER file), the most common one: "pip", "uv"..."""
+    counts: dict = {}
+    for dist in dists:
+        name = (dist.installer or "").strip().lower()
+        if name:
+            counts[name] = counts.get(name, 0) + 1
+    return max(sorted(counts), key=lambda name: counts[name]) if counts else None
+
+
+def _executable(path: str) -> bool:
+    return os.path.isfile(path) and os.access(path, os.X_OK)
+
+
+def select_backend(kind: str, python: str, runner, sources: Optional[WheelSources] = None,
+                   uv_path: Optional[str] = None, timeout: Optional[float] = None,
+                   environ: Optional[Mapping[str, str]] = None, recorded: Optional[str] = None,
+                   has_pip: bool = True, own_python: Optional[str] = None):
+    """The backend for ``kind`` ("auto", "pip" or "uv"), checked to run (its version is queried).
+
+    ``auto`` follows the installer the venv's distributions record (``recorded``, see recorded_installer): a venv
+    made by uv is repaired with uv, one made by pip with its own pip; the other one serves when the first is not
+    there. ``has_pip``: whether the venv has pip installed. pip is never installed into the venv. ``environ`` and
+    ``own_python``: where uv is looked for (uv_candidates).
+    """
+    places = uv_candidates(python, environ, own_python)
+    if kind not in BACKEND_KINDS:
+        raise InstallerError("installer backend %r is not one of %s" % (kind, ", ".join(BACKEND_KINDS)))
+    if uv_path is not None and kind != "pip" and not _executable(uv_path):
+        raise InstallerError("uv executable %s does not exist or is not executable" % uv_path)
+    uv = (uv_path or find_uv(python, environ, own_python)) if kind != "pip" else None
+    if kind == "uv" and uv is None:
+        raise InstallerError("backend uv requested but no uv executable found (looked in %s): install uv there "
+                             "(the role's tools venv does), set uv_executable, or use backend pip"
+                             % ", ".join(places))
+    use_uv = kind == "uv" or (kind == "auto" and uv is not None and (recorded == "uv" or not has_pip))
+    if kind == "auto" and uv is None and not has_pip:
+        raise InstallerError(
+            "the venv %s has no pip (made by %s) and no uv executable was found (looked in %s): install uv in one "
+            "of those places or set uv_executable (the venv_repair role installs uv into its tools venv); pip is "
+            "never installed into the venv" % (os.path.dirname(os.path.dirname(python)), recorded or "an unknown tool",
+                                               ", ".join(places)))
+    if use_uv:
+        backend = UvBackend(uv, python, runner, sources, timeout, environ)
+    else:
+        backend = PipBackend(python, runner, sources, timeout, environ)
+    try:
+        backend.version()
+    except InstallerError as exc:
+        hint = "use backend uv (the venv has no working pip)" if backend.name == "pip" else "repair uv or use backend pip"
+        raise InstallerError("%s; %s" % (exc, hint)) from None
+    return backend

@@ -1,0 +1,363 @@
+# -*- coding: utf-8 -*-
+# Copyright: (c) 2026, gpuops.cuda_venv contributors
+# GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
+"""Gather everything observable about a venv into one ``Observations`` record.
+
+Private to the gpuops.cuda_venv collection: not a public API.
+
+This is the only facts code with effects (it reads the disk and runs the venv's interpreter,
+``ldconfig -p`` and ``ld.so --help`` through the runner); deciding what is wrong is
+``_decide/diagnose.py``'s job and shaping the result is ``_decide/facts_report.py``'s.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import glob
+import os
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field
+from typing import Dict, List, Optional, Tuple
+
+from ansible_collections.gpuops.cuda_venv.plugins.module_utils._core import cuda_knowledge as cuda
+from ansible_collections.gpuops.cuda_venv.plugins.module_utils._read.distributions import (
+    Distribution, entry_location, locate_entries, read_distributions)
+from ansible_collections.gpuops.cuda_venv.plugins.module_utils._read.elf import (
+    ElfError, ElfInfo, looks_like_shared_object_name, read_elf)
+from ansible_collections.gpuops.cuda_venv.plugins.module_utils._read.gpu import gpu_facts
+from ansible_collections.gpuops.cuda_venv.plugins.module_utils._read.loader import (
+    LoaderConfig, LoadResult, Resolution, build_config, resolve_object, simulate_load)
+from ansible_collections.gpuops.cuda_venv.plugins.module_utils._read.probe import (
+    InterpreterInfo, ProbeResult, probe_import, query_interpreter)
+from ansible_collections.gpuops.cuda_venv.plugins.module_utils._read.record_check import (
+    Conflict, FileState, check_all, file_digest, find_conflicts)
+from ansible_collections.gpuops.cuda_venv.plugins.module_utils._read.requirements import (
+    RequirementEdge, closure, marker_env_fallback)
+from ansible_collections.gpuops.cuda_venv.plugins.module_utils._core.runner import clean_env
+from ansible_collections.gpuops.cuda_venv.plugins.module_utils._read.scripts import ScriptCheck, check_scripts
+from ansible_collections.gpuops.cuda_venv.plugins.module_utils._read.venv_layout import VenvLayout, read_layout, real_path
+
+VERIFY_MODES = ("size", "hash")
+
+
+@dataclass(frozen=True)
+class FactsOptions:
+    """What the user asked the facts engine to look at."""
+
+    path: str
+    anchor: str = "torch"
+    probe: bool = True
+    verify: str = "size"
+    ld_library_path: Tuple[str, ...] = ()
+    probe_timeout: float = 120.0
+    gpu: bool = True
+    roots: Tuple[str, ...] = ()  # extra requirements declared beside the anchor (the repair's packages)
+    pycache: Optional[str] = None  # where the import probe may cache bytecode (the repair's); None: it writes none
+    probe_loader_only: bool = False  # the repair's light test: the probe loads the anchor's compiled parts only
+
+
+@dataclass(frozen=True)
+class SharedObject:
+    """A shared object (or extension/executable) a distribution installs."""
+
+    path: str  # absolute, as listed (not symlink-resolved)
+    relpath: str  # as written in RECORD
+    owner: Distribution
+    elf: Optional[ElfInfo]
+    error: Optional[str]
+
+
+@dataclass
+class Observations:
+    """Everything gathered about one venv; input of the diagnosis."""
+
+    options: FactsOptions
+    layout: VenvLayout
+    interpreter: InterpreterInfo
+    site_packages: Tuple[str, ...]
+    distributions: List[Distribution]
+    file_states: Dict[str, FileState]
+    conflicts: List[Conflict]
+    majors: Dict[str, Tuple[Optional[int], Optional[str]]]
+    objects: Dict[str, SharedObject]
+    unsafe_entries: List[Tuple[Distribution, str, str]]
+    loader: LoaderConfig
+    entry_points: Tuple[str, ...]
+    preloaded: Dict[str, str]
+    import_graph: Optional[LoadResult]
+    other_resolutions: Dict[str, List[Resolution]]
+    requirements: List[RequirementEdge]
+    probe: Optional[ProbeResult]
+    gpu: Optional[dict]
+    owner_index: Dict[str, List[Distribution]] = field(default_factory=dict)
+    scripts: Optional[ScriptCheck] = None  # console scripts relocated or pointing at a missing interpreter
+    digests: Dict[tuple, str] = field(default_factory=dict, repr=False)  # (path, algorithm) -> hashed
+    static_conflicts: Optional[List[Conflict]] = field(default=None, repr=False)  # before the probe's say
+
+    def owners_of(self, path: str) -> List[Distribution]:
+        """Distributions whose RECORD lists ``path`` (compared by real path)."""
+        return self.owner_index.get(os.path.realpath(path), [])
+
+    def relpath(self, path: str) -> str:
+        """A path as a person reads it: relative to its site-packages, else to the venv, else absolute."""
+        for base in self.site_packages:
+            if path.startswith(base.rstrip("/") + "/"):
+                return os.path.relpath(path, base)
+        if path.startswith(self.layout.root.rstrip("/") + "/"):
+            return os.path.relpath(path, self.layout.root)
+        return path
+
+
+def observe(options: FactsOptions, runner, loader: Optional[LoaderConfig] = None) -> Observations:
+    """Read the venv and its environment. Raises VenvError for a path that is not a venv.
+
+    The import probe, when asked for, runs beside the reading of the disk (its own process) and is joined
+    last. ``loader``: the node's loader configuration when the caller already has it (see loader_config).
+    """
+    layout = read_layout(options.path)
+    interpreter = query_interpreter(layout.python, runner)
+    site_packages = _site_packages(layout, interpreter)
+    dists = read_distributions(site_packages)
+    module = import_name(options.anchor, dists)
+    loader = loader if loader is not None else loader_config(runner, options.ld_library_path)
+    with ThreadPoolExecutor(max_workers=1) as background:
+        probing = None
+        if options.probe and interpreter.ok:
+            probing = background.submit(probe_import, layout.python, module, runner, pycache=options.pycache,
+                                        ld_library_path=options.ld_library_path, timeout=options.probe_timeout,
+                                        loader_only=options.probe_loader_only)
+        obs = _read_disk(options, layout, interpreter, site_packages, dists, module, loader)
+        probe = probing.result() if probing is not None else None
+    return add_probe(obs, probe) if probe is not None else obs
+
+
+def _read_disk(options, layout, interpreter, site_packages, dists, module, loader) -> Observations:
+    digests: dict = {}
+    locations = locate_entries(dists, layout.root)
+    file_states = check_all(dists, layout.root, options.verify, digests=digests, locations=locations)
+    file_states, scripts = check_scripts(dists, layout, locations, file_states)
+    conflicts = find_conflicts(dists, layout.root, digests=digests, locations=locations)
+    owner_index, unsafe = _index_owners(dists, locations)
+    objects = _scan_objects(dists, locations)
+    majors = {d.dist_info: _major_of(d, objects) for d in dists}
+    sys_path = interpreter.sys_path if interpreter.ok else site_packages
+    entry_points = _entry_points(options.anchor, module, site_packages)
+    import_graph, preloaded = _import_graph(options.anchor, entry_points, loader, interpreter, sys_path)
+    loaded = set(import_graph.objects) if import_graph else set()
+    other = {path: resolve_object(path, obj.elf, loader) for path, obj in objects.items()
+             if obj.elf is not None and path not in loaded}
+    marker_env = interpreter.marker_env if interpreter.ok else marker_env_fallback(layout.version)
+    requirements = closure((options.anchor,) + tuple(options.roots), dists, marker_env)
+    gpu = gpu_facts() if options.gpu else None
+    return Observations(
+        options=options, layout=layout, interpreter=interpreter,
+        site_packages=site_packages, distributions=dists, file_states=file_states, conflicts=conflicts,
+        majors=majors, objects=objects, unsafe_entries=unsafe, loader=loader, entry_points=entry_points,
+        preloaded=preloaded, import_graph=import_graph, other_resolutions=other, requirements=requirements,
+        probe=None, gpu=gpu, owner_index=owner_index, digests=digests, scripts=scripts)
+
+
+def add_probe(obs: Observations, probe: ProbeResult) -> Observations:
+    """``obs`` (read without a probe) with the import probe's result: conflicts then also say whose bytes
+    the process loaded."""
+    conflicts = _whose_bytes_were_loaded(obs.distributions, obs.layout.root, obs.conflicts, probe, dict(obs.digests))
+    return dataclasses.replace(obs, probe=probe, conflicts=conflicts, static_conflicts=obs.conflicts)
+
+
+def probe_venv(obs: Observations, runner, loader_only: bool = False) -> Observations:
+    """``obs`` with an import probe run now (the venv unchanged since ``obs`` was read); ``loader_only``: the light
+    test (see probe_import)."""
+    options = obs.options
+    probe = probe_import(obs.layout.python, import_name(options.anchor, obs.distributions), runner,
+                         ld_library_path=options.ld_library_path, timeout=options.probe_timeout, pycache=options.pycache,
+                         loader_only=loader_only)
+    return add_probe(obs, probe)
+
+
+def without_probe(obs: Observations) -> Observations:
+    """What observe() without the probe would have returned for the same venv state."""
+    options = dataclasses.replace(obs.options, probe=False)
+    if obs.probe is None:
+        return dataclasses.replace(obs, options=options)
+    return dataclasses.replace(obs, options=options, probe=None, conflicts=obs.static_conflicts, static_conflicts=None)
+
+
+def import_name(anchor: str, dists: List[Distribution]) -> str:
+    """The module importing the anchor distribution means: its top-level package (ansible-core -> ansible)."""
+    key = anchor.lower().replace("_", "-")
+    for dist in dists:
+        if dist.key != key:
+            continue
+        tops = []
+        for entry in dist.entries:
+            head, sep, _rest = entry.path.partition("/")
+            if sep and not head.endswith((".dist-info", ".data")) and not head.startswith(".") and head not in tops \
+                    and entry.path == head + "/__init__.py":
+                tops.append(head)
+        if tops:
+            preferred = anchor.replace("-", "_")
+            return preferred if preferred in tops else tops[0]
+    return anchor.replace("-", "_")
+
+
+def _site_packages(layout: VenvLayout, interpreter: InterpreterInfo) -> Tuple[str, ...]:
+    """Every site-packages dir of the venv: what is on disk plus the interpreter's purelib/platlib."""
+    dirs = list(layout.site_packages)
+    seen = {os.path.realpath(d) for d in dirs}
+    root = os.path.realpath(layout.root)
+    for extra in (interpreter.purelib, interpreter.platlib) if interpreter.ok else ():
+        if not extra or not os.path.isdir(extra):
+            continue
+        real = os.path.realpath(extra)
+        if real not in seen and (real + "/").startswith(root + "/"):
+            dirs.append(extra)
+            seen.add(real)
+    return tuple(dirs)
+
+
+def _index_owners(dists: List[Distribution], locations: dict):
+    """{real path: owners} (real paths match what the loader reports) and the entries leaving the venv."""
+    index: Dict[str, List[Distribution]] = {}
+    unsafe = []
+    real: Dict[str, str] = {}
+    for dist in dists:
+        for entry, path, problem in locations[dist.dist_info]:
+            if path is None:
+                unsafe.append((dist, entry.path, problem))
+                continue
+            index.setdefault(real_path(path, real), []).append(dist)
+    return index, unsafe
+
+
+def _whose_bytes_were_loaded(dists, root, conflicts, probe, digests):
+    """Hash only the conflicting files the probe mapped, to say whose bytes the process runs."""
+    loaded = {os.path.realpath(p) for p in probe.loaded}
+    unknown = [c for c in conflicts if c.on_disk is None]
+    if not unknown or not loaded:
+        return conflicts
+    wanted = set()
+    unknown_paths = {c.path for c in unknown}
+    for dist in dists:
+        for entry in dist.entries:
+            if entry.digest and entry.path in unknown_paths:
+                path, _problem = entry_location(dist, entry, root)
+                if path and os.path.realpath(path) in loaded:
+                    wanted.add((path, entry.algorithm or "sha256"))
+    for path, algorithm in wanted:
+        if (path, algorithm) not in digests:
+            try:
+                digests[(path, algorithm)] = file_digest(path, algorithm)
+            except OSError:
+                continue
+    return find_conflicts(dists, root, digests=digests) if wanted else conflicts
+
+
+def _scan_objects(dists: List[Distribution], locations: dict) -> Dict[str, SharedObject]:
+    """Read the ELF headers and dynamic section of every shared object the distributions own."""
+    objects: Dict[str, SharedObject] = {}
+    for dist in dists:
+        for entry, path, _problem in locations[dist.dist_info]:
+            if path is None or not looks_like_shared_object_name(os.path.basename(entry.path)):
+                continue
+            if path is None or path in objects or not os.path.isfile(path):
+                continue
+            try:
+                info, error = read_elf(path), None
+            except ElfError as exc:
+                info, error = None, str(exc)
+            except OSError as exc:
+                info, error = None, exc.strerror or str(exc)
+            objects[path] = SharedObject(path, entry.path, dist, info, error)
+    return objects
+
+
+def _major_of(dist: Distribution, objects: Dict[str, SharedObject]):
+    owned = [o for o in objects.values() if o.owner is dist and o.elf is not None]
+    provided = [o.elf.soname for o in owned if o.elf.soname]
+    major = cuda.cuda_major(dist.key, dist.version, [e.path for e in dist.entries], provided, dist.requires_dist)
+    if major[0] is None and (dist.key in cuda.KNOWN_CUDA_CONSUMERS or owned):
+        needed = cuda.needed_major(n for o in owned for n in o.elf.needed)
+        if needed is not None:
+            return needed, "links against CUDA %d" % needed
+    return major
+
+
+def loader_config(runner, ld_library_path: Tuple[str, ...]) -> LoaderConfig:
+    """The node's loader: its cache (``ldconfig -p``) and search path (``ld.so --help``), as ld.so reports them."""
+    ldconfig_p = ld_so_help = None
+    ldconfig = _first_executable(("ldconfig", "/sbin/ldconfig", "/usr/sbin/ldconfig"))
+    if ldconfig:
+        result = runner.run([ldconfig, "-p"], env=clean_env(), timeout=30)
+        ldconfig_p = result.stdout if result.ok else None
+    for ld_so in sorted(glob.glob("/lib64/ld-linux*.so*") + glob.glob("/lib/ld-linux*.so*"))[:1]:
+        result = runner.run([ld_so, "--help"], env=clean_env(), timeout=30)
+        ld_so_help = result.stdout if result.ok else None
+    return build_config(ldconfig_p=ldconfig_p, ld_so_help=ld_so_help, ld_library_path=tuple(ld_library_path))
+
+
+def _first_executable(candidates) -> Optional[str]:
+    for candidate in candidates:
+        if "/" not in candidate:
+            for directory in os.environ.get("PATH", "").split(os.pathsep):
+                path = os.path.join(directory, candidate)
+                if directory and os.access(path, os.X_OK):
+                    return path
+        elif os.access(candidate, os.X_OK):
+            return candidate
+    return None
+
+
+def _entry_points(anchor: str, module: str, site_packages: Tuple[str, ...]) -> Tuple[str, ...]:
+    """The objects importing the anchor loads first, in order: its package's own extension modules."""
+    patterns = cuda.ANCHOR_ENTRY_POINTS.get(anchor)
+    found = []
+    for base in site_packages:
+        if patterns:
+            for pattern in patterns:
+                found.extend(sorted(glob.glob(os.path.join(base, pattern))))
+        else:
+            package = os.path.join(base, module)
+            found.extend(sorted(p for p in glob.glob(os.path.join(package, "*.so")) if os.path.isfile(p)))
+    return tuple(found)
+
+
+def _import_graph(anchor, entry_points, loader, interpreter, sys_path):
+    """Simulate the import's loading, including torch's preload of nvidia/*/lib when its first load fails."""
+    if not entry_points:
+        return None, {}
+    executable = interpreter.executable if interpreter.ok else None
+    preloaded: Dict[str, str] = {}
+    if anchor == "torch" and _missing_cuda(simulate_load(entry_points[:1], loader, executable=executable)):
+        preloaded = torch_preload(sys_path)
+    return simulate_load(entry_points, loader, executable=executable, preloaded=preloaded), preloaded
+
+
+def _missing_cuda(result: LoadResult) -> bool:
+    """True when a CUDA library could not be found (what makes torch preload nvidia/*/lib)."""
+    return any(r.path is None and cuda.is_cuda_soname(r.soname)
+               for resolutions in result.resolutions.values() for r in resolutions)
+
+
+def torch_preload(sys_path) -> Dict[str, str]:
+    """What torch's _preload_cuda_deps would load: first match of each library over sys.path."""
+    preloaded: Dict[str, str] = {}
+    for folder, pattern in cuda.TORCH_PRELOAD:
+        for entry in sys_path:
+            candidates = []
+            for sub in (folder,) + cuda.TORCH_PRELOAD_SHARED_FOLDERS:
+                candidates.extend(sorted(glob.glob(os.path.join(entry or ".", "nvidia", sub, "lib", pattern))))
+            hit = _first_loadable(candidates)
+            if hit:
+                preloaded[hit[0]] = hit[1]
+                break
+    return preloaded
+
+
+def _first_loadable(candidates) -> Optional[Tuple[str, str]]:
+    for path in candidates:
+        try:
+            info = read_elf(path)
+        except (ElfError, OSError):
+            continue
+        return (info.soname or os.path.basename(path)), path
+    return None

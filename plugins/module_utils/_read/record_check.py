@@ -1,0 +1,243 @@
+# -*- coding: utf-8 -*-
+# Copyright: (c) 2026, gpuops.cuda_venv contributors
+# GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
+"""Verify installed files against RECORD (exists, size, hash) and find paths owned twice.
+
+Private to the gpuops.cuda_venv collection: not a public API.
+
+pip and uv never check RECORD after install (pypa/pip#4705); this is the
+``conda doctor`` missing-files / altered-files check for wheels.
+"""
+
+from __future__ import annotations
+
+import base64
+import hashlib
+import os
+import stat
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
+from typing import Optional
+
+from ansible_collections.gpuops.cuda_venv.plugins.module_utils._read.distributions import locate_entries
+
+CHUNK = 1024 * 1024
+MODES = ("size", "hash")
+
+
+@dataclass(frozen=True)
+class FileState:
+    """What one distribution's RECORD says against the disk; paths as written in RECORD.
+
+    ``checked`` counts entries looked at on disk (every entry that stays in the
+    venv); ``unreadable`` holds entries that exist but could not be stat'ed or read.
+    """
+
+    missing: tuple
+    modified: tuple
+    unsafe: tuple
+    checked: int
+    hashed_bytes: int
+    unreadable: tuple = ()
+
+
+@dataclass(frozen=True)
+class Conflict:
+    """A path listed in the RECORD of two or more distributions.
+
+    ``on_disk``: label of the owner whose RECORD hash matches the bytes on disk
+    (the first in owner order when several do), "none" when the file is
+    missing, None when unknown (no digest computed, or no owner matches).
+    """
+
+    path: str
+    owners: tuple
+    on_disk: Optional[str]
+
+
+def file_digest(path: str, algorithm: str = "sha256", buffer: Optional[bytearray] = None) -> str:
+    """urlsafe base64 digest without padding, as RECORD writes it; reads 1 MiB at a time into ``buffer``
+    (a caller hashing many files passes one, to allocate it once)."""
+    digest = hashlib.new(algorithm)
+    buffer = buffer if buffer is not None else bytearray(CHUNK)
+    view = memoryview(buffer)
+    with open(path, "rb", buffering=0) as handle:
+        while True:
+            count = handle.readinto(buffer)
+            if not count:
+                break
+            digest.update(view[:count])
+    return record_digest(digest)
+
+
+def record_digest(digest) -> str:
+    """A hashlib object's digest as RECORD writes it: urlsafe base64 without padding."""
+    return base64.urlsafe_b64encode(digest.digest()).decode("ascii").rstrip("=")
+
+
+def check_distribution(dist, venv_root: str, mode: str = "size") -> FileState:
+    """Check one distribution's files in this thread."""
+    return check_all([dist], venv_root, mode, workers=1)[dist.dist_info]
+
+
+def check_all(dists, venv_root: str, mode: str = "size", workers: Optional[int] = None, digests: Optional[dict] = None,
+              locations: Optional[dict] = None) -> dict:
+    """{dist_info: FileState} for every distribution.
+
+    ``size`` mode only stats files (one thread). ``hash`` mode also hashes every
+    file whose size matches, in ``workers`` threads (default: CPU count),
+    largest first; hashlib releases the GIL on large updates. Pass a dict as
+    ``digests`` to receive {(abs_path, algorithm): digest}; digests already in
+    it are reused, and find_conflicts() can reuse them too. ``locations``: what
+    locate_entries() returned for ``dists``, when the caller has it.
+    """
+    if mode not in MODES:
+        raise ValueError("mode must be 'size' or 'hash', got %r" % (mode,))
+    digests = {} if digests is None else digests
+    stats = {}
+    locations = locations if locations is not None else locate_entries(dists, venv_root)
+    plans = [(dist, [_plan(entry, loc, mode, stats) for entry, loc, _problem in locations[dist.dist_info]])
+             for dist in dists]
+    failed = set()
+    if mode == "hash":
+        wanted = {(loc, entry.algorithm): stats[loc].st_size for _dist, rows in plans for entry, loc, status in rows if status == "hash"}
+        _hash_files(wanted, digests, failed, workers)
+    return {dist.dist_info: _state(rows, stats, digests, failed) for dist, rows in plans}
+
+
+def _plan(entry, loc: Optional[str], mode: str, stats: dict) -> tuple:
+    """(entry, abs path, status) with status unsafe, missing, skipped, unreadable, modified, hash or ok."""
+    if loc is None:
+        return entry, None, "unsafe"
+    if loc not in stats:
+        try:
+            stats[loc] = os.stat(loc)
+        except (FileNotFoundError, NotADirectoryError):
+            stats[loc] = None
+        except OSError as exc:
+            stats[loc] = exc
+    found = stats[loc]
+    if found is None:
+        # pip records the .pyc files it compiled without a hash; they are a cache that
+        # Python rebuilds, so a missing one breaks nothing (conda doctor skips them too).
+        # Other hashless entries (RECORD itself, INSTALLER from some tools) must exist.
+        return entry, loc, "skipped" if entry.digest is None and entry.path.endswith(".pyc") else "missing"
+    if isinstance(found, OSError):
+        return entry, loc, "unreadable"
+    if not stat.S_ISREG(found.st_mode) or (entry.size is not None and found.st_size != entry.size):
+        return entry, loc, "modified"
+    if mode == "hash" and entry.digest and entry.algorithm in hashlib.algorithms_available:
+        return entry, loc, "hash"
+    return entry, loc, "ok"
+
+
+def _hash_files(wanted: dict, digests: dict, failed: set, workers: Optional[int]) -> None:
+    """Hash ``wanted`` ({(path, algorithm): size}) into ``digests``: each worker thread takes a share of
+    about equal bytes (largest files first, each to the least loaded worker) and one buffer."""
+    jobs = sorted((key for key in wanted if key not in digests), key=lambda key: (-wanted[key], key))
+    if not jobs:
+        return
+    count = max(1, min(workers or os.cpu_count() or 1, len(jobs)))
+    shares = [[] for _worker in range(count)]
+    loads = [0] * count
+    for job in jobs:
+        least = loads.index(min(loads))
+        shares[least].append(job)
+        loads[least] += wanted[job] + 4096  # opening a file costs about as much as reading 4 KiB
+    if count == 1:
+        results = [_digest_share(shares[0])]
+    else:
+        with ThreadPoolExecutor(max_workers=count) as pool:
+            results = list(pool.map(_digest_share, shares))
+    for share, found in zip(shares, results):
+        for job, result in zip(share, found):
+            if result is None:
+                failed.add(job)
+            else:
+                digests[job] = result
+
+
+def _digest_share(jobs: list) -> list:
+    buffer = bytearray(CHUNK)
+    found = []
+    for path, algorithm in jobs:
+        try:
+            found.append(file_digest(path, algorithm, buffer))
+        except OSError:
+            found.append(None)
+    return found
+
+
+def _state(rows: list, stats: dict, digests: dict, failed: set) -> FileState:
+    found = {"missing": [], "modified": [], "unsafe": [], "unreadable": []}
+    checked = hashed = 0
+    for entry, loc, status in rows:
+        if status == "hash":
+            key = (loc, entry.algorithm)
+            if key in failed:
+                status = "unreadable"
+            else:
+                hashed += stats[loc].st_size
+                status = "ok" if digests[key] == entry.digest else "modified"
+        if status != "unsafe":
+            checked += 1
+        if status in found:
+            found[status].append(entry.path)
+    return FileState(
+        missing=tuple(found["missing"]),
+        modified=tuple(found["modified"]),
+        unsafe=tuple(found["unsafe"]),
+        checked=checked,
+        hashed_bytes=hashed,
+        unreadable=tuple(found["unreadable"]),
+    )
+
+
+def _owned(dists, venv_root: str, locations: Optional[dict] = None) -> dict:
+    """{abs path: [(dist, entry), ...]}, one pair per distribution, in ``dists`` order."""
+    owned = {}
+    locations = locations if locations is not None else locate_entries(dists, venv_root)
+    for dist in dists:
+        for entry, loc, _problem in locations[dist.dist_info]:
+            if loc is None:
+                continue
+            pairs = owned.setdefault(loc, [])
+            if all(other is not dist for other, _entry in pairs):
+                pairs.append((dist, entry))
+    return owned
+
+
+def owners_by_path(dists, venv_root: str, realpath: bool = False) -> dict:
+    """{abs path: (Distribution, ...)} for every confined RECORD entry.
+
+    With ``realpath`` the keys are resolved, to match paths the loader reports
+    (/proc/self/maps) when the venv sits behind a symlink.
+    """
+    result = {}
+    for loc, pairs in _owned(dists, venv_root).items():
+        key = os.path.realpath(loc) if realpath else loc
+        result[key] = result.get(key, ()) + tuple(dist for dist, _entry in pairs if dist not in result.get(key, ()))
+    return result
+
+
+def find_conflicts(dists, venv_root: str, digests: Optional[dict] = None, locations: Optional[dict] = None) -> list:
+    """Paths listed in two or more RECORDs, sorted by path; ``digests`` as filled by check_all()."""
+    conflicts = []
+    owned = _owned(dists, venv_root, locations)
+    for loc in sorted(loc for loc, pairs in owned.items() if len(pairs) > 1):
+        pairs = owned[loc]
+        conflicts.append(Conflict(
+            path=pairs[0][1].path,
+            owners=tuple(dist.label for dist, _entry in pairs),
+            on_disk=_on_disk(loc, pairs, digests or {}),
+        ))
+    return conflicts
+
+
+def _on_disk(loc: str, pairs: list, digests: dict) -> Optional[str]:
+    if not os.path.exists(loc):
+        return "none"
+    for dist, entry in pairs:
+        if entry.digest is not None and digests.get((loc, entry.algorithm)) == entry.digest:
+            return dist.label
+    return None

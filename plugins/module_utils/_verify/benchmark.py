@@ -1,0 +1,381 @@
+# -*- coding: utf-8 -*-
+# Copyright: (c) 2026, gpuops.cuda_venv contributors
+# GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
+"""Measure a venv's GPU throughput in its own interpreter and compare it with a baseline.
+
+Private to the gpuops.cuda_venv collection: not a public API.
+
+The measurement runs as a subprocess of the venv's interpreter, like the import
+probe (_read/probe.py): ``-I -B``, a fresh empty working directory, a clean
+environment and a timeout.  It times a bf16 matmul (TFLOP/s, 2 n^3 per
+multiply) and a device-to-device copy (GB/s, bytes read plus bytes written)
+with CUDA events, warm-up iterations excluded; optionally a user command's
+throughput is read from its output by a regex.  Every metric is "higher is
+better"; a ratio below ``min_ratio`` of the baseline is a regression.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import shutil
+import tempfile
+from dataclasses import dataclass
+from typing import Dict, List, Optional, Sequence, Tuple
+
+from ansible_collections.gpuops.cuda_venv.plugins.module_utils._core.runner import clean_env, marker_report
+from ansible_collections.gpuops.cuda_venv.plugins.module_utils._core.errors import CudaVenvError
+
+MARKER = "CUDA_VENV_BENCHMARK "
+
+# Metric name -> unit, in report order.
+METRICS = (("matmul_tflops", "TFLOP/s"), ("copy_gbps", "GB/s"), ("command_throughput", "/s"))
+UNITS = dict(METRICS)
+
+# Statuses the script reports.
+MEASURED = "measured"
+NO_GPU = "no_gpu"
+IMPORT_FAILED = "import_failed"
+ERROR = "error"
+
+# Characters of the script's stderr quoted when it dies without a report.
+_TAIL = 2000
+
+BENCHMARK_SCRIPT = r'''
+import json
+import os
+import sys
+
+# A private copy of stdout: importing torch may replace or close sys.stdout.
+REPORT_FD = os.dup(1)
+MIB = 1024 * 1024
+
+
+def exception_line(exc):
+    cls = type(exc)
+    name = cls.__qualname__
+    if cls.__module__ not in ("builtins", "__main__"):
+        name = cls.__module__ + "." + name
+    text = str(exc)
+    return name + ": " + text if text else name
+
+
+def emit(report):
+    data = ("\nCUDA_VENV_BENCHMARK " + json.dumps(report) + "\n").encode("utf-8")
+    while data:
+        data = data[os.write(REPORT_FD, data):]
+    for stream in (sys.stdout, sys.stderr):
+        try:
+            stream.flush()
+        except BaseException:
+            pass
+    # Skip interpreter shutdown: CUDA teardown must not change the answer.
+    os._exit(0)
+
+
+def timed(torch, device, step, warmup, iterations):
+    # Seconds for `iterations` steps, timed by CUDA events after `warmup` untimed steps.
+    for _ in range(warmup):
+        step()
+    torch.cuda.synchronize(device)
+    start = torch.cuda.Event(enable_timing=True)
+    end = torch.cuda.Event(enable_timing=True)
+    start.record()
+    for _ in range(iterations):
+        step()
+    end.record()
+    end.synchronize()
+    return start.elapsed_time(end) / 1000.0
+
+
+def measure(torch, device, spec, metrics):
+    n = spec["matmul_size"]
+    a = torch.randn(n, n, device=device, dtype=torch.bfloat16)
+    b = torch.randn(n, n, device=device, dtype=torch.bfloat16)
+    c = torch.empty(n, n, device=device, dtype=torch.bfloat16)
+    seconds = timed(torch, device, lambda: torch.matmul(a, b, out=c), spec["warmup_iterations"], spec["matmul_iterations"])
+    if seconds <= 0:
+        raise RuntimeError("CUDA events timed the matmul at %r s" % seconds)
+    metrics["matmul_tflops"] = 2.0 * n * n * n * spec["matmul_iterations"] / seconds / 1e12
+    del a, b, c
+    nbytes = spec["copy_mib"] * MIB
+    src = torch.empty(nbytes, dtype=torch.uint8, device=device)
+    dst = torch.empty_like(src)
+    seconds = timed(torch, device, lambda: dst.copy_(src), spec["warmup_iterations"], spec["copy_iterations"])
+    if seconds <= 0:
+        raise RuntimeError("CUDA events timed the copy at %r s" % seconds)
+    metrics["copy_gbps"] = 2.0 * nbytes * spec["copy_iterations"] / seconds / 1e9
+
+
+def main():
+    spec = json.loads(sys.argv[1])
+    report = {"status": None, "reason": None, "metrics": {}, "device": {}, "versions": {}}
+    try:
+        import torch
+    except BaseException as exc:
+        report.update(status="import_failed", reason="import torch failed: " + exception_line(exc))
+        emit(report)
+    report["versions"] = {"torch": str(getattr(torch, "__version__", None)),
+                          "cuda": getattr(getattr(torch, "version", None), "cuda", None)}
+    try:
+        available = bool(torch.cuda.is_available())
+        count = int(torch.cuda.device_count()) if available else 0
+    except BaseException as exc:
+        report.update(status="no_gpu", reason="torch.cuda raised " + exception_line(exc))
+        emit(report)
+    if not available:
+        report.update(status="no_gpu", reason="torch.cuda.is_available() is False (torch %s, CUDA %s)" % (
+            report["versions"]["torch"], report["versions"]["cuda"]))
+        emit(report)
+    if spec["device"] >= count:
+        report.update(status="error", reason="device %d does not exist: torch sees %d CUDA device(s)" % (spec["device"], count))
+        emit(report)
+    try:
+        device = torch.device("cuda", spec["device"])
+        torch.cuda.set_device(device)
+        props = torch.cuda.get_device_properties(device)
+        report["device"] = {"index": spec["device"], "name": str(props.name),
+                            "capability": "%d.%d" % (props.major, props.minor),
+                            "memory_mib": int(props.total_memory) // MIB}
+        measure(torch, device, spec, report["metrics"])
+    except BaseException as exc:
+        report.update(status="error", reason="benchmark failed: " + exception_line(exc))
+        emit(report)
+    report["status"] = "measured"
+    emit(report)
+
+
+main()
+'''
+
+
+class BenchmarkError(CudaVenvError, ValueError):
+    """Bad input (options, baseline, regex) or output that cannot be read; the message names it."""
+
+
+@dataclass(frozen=True)
+class BenchmarkSpec:
+    """What to measure: matmul size and iterations, copy size and iterations, warm-up, device index."""
+
+    matmul_size: int = 8192
+    matmul_iterations: int = 50
+    warmup_iterations: int = 5
+    copy_mib: int = 1024
+    copy_iterations: int = 20
+    device: int = 0
+
+    def as_dict(self) -> dict:
+        return {"matmul_size": self.matmul_size, "matmul_iterations": self.matmul_iterations,
+                "warmup_iterations": self.warmup_iterations, "copy_mib": self.copy_mib,
+                "copy_iterations": self.copy_iterations, "device": self.device}
+
+    def problems(self) -> List[str]:
+        """Each bad field, named with its value."""
+        found = []
+        for name in ("matmul_size", "matmul_iterations", "copy_mib", "copy_iterations"):
+            if getattr(self, name) < 1:
+                found.append("%s must be >= 1, got %d" % (name, getattr(self, name)))
+        for name in ("warmup_iterations", "device"):
+            if getattr(self, name) < 0:
+                found.append("%s must be >= 0, got %d" % (name, getattr(self, name)))
+        return found
+
+
+@dataclass(frozen=True)
+class Measurement:
+    """What the script reported: status (measured, no_gpu, import_failed, error), why, metrics, device, versions."""
+
+    status: str
+    reason: Optional[str]
+    metrics: dict
+    device: dict
+    versions: dict
+
+
+@dataclass(frozen=True)
+class MetricComparison:
+    """One metric against its baseline; ratio = value / baseline (higher is better)."""
+
+    metric: str
+    value: float
+    baseline: float
+    ratio: float
+    ok: bool
+
+    def as_dict(self) -> dict:
+        return {"metric": self.metric, "value": self.value, "baseline": self.baseline, "ratio": self.ratio, "ok": self.ok}
+
+    def regression(self, min_ratio: float) -> str:
+        return "%s %s is %.3f of the baseline %s: %.1f%% slower (min_ratio %g)" % (
+            self.metric, _number(self.value), self.ratio, _number(self.baseline), (1.0 - self.ratio) * 100.0, min_ratio)
+
+
+def run_benchmark(python: str, spec: BenchmarkSpec, runner, *, ld_library_path: Sequence[str] = (),
+                  timeout: float = 600.0) -> Measurement:
+    """Run the benchmark script with the venv's ``python``; a process that dies without a report is an error."""
+    problems = spec.problems()
+    if problems:
+        raise BenchmarkError("; ".join(problems))
+    extra = {"LD_LIBRARY_PATH": ":".join(ld_library_path)} if ld_library_path else {}
+    argv = [python, "-I", "-B", "-c", BENCHMARK_SCRIPT, json.dumps(spec.as_dict(), sort_keys=True)]
+    workdir = tempfile.mkdtemp(prefix="cuda_venv_benchmark_")
+    try:
+        result = runner.run(argv, cwd=workdir, env=clean_env(extra), timeout=timeout)
+    finally:
+        shutil.rmtree(workdir, ignore_errors=True)
+    report = parse_report(result.stdout)
+    if report is None:
+        if result.timed_out:
+            why = "did not finish within %g s; its process group was killed" % timeout
+        else:
+            why = "exited with code %d and no report" % result.rc
+        tail = result.stderr.strip()[-_TAIL:]
+        return Measurement(ERROR, "benchmark in %s %s%s" % (python, why, ": " + tail if tail else ""), {}, {}, {})
+    return measurement_of(report)
+
+
+def parse_report(stdout: str) -> Optional[dict]:
+    """The last ``CUDA_VENV_BENCHMARK {json}`` line's object, or None when there is none."""
+    return marker_report(stdout, MARKER)
+
+
+def measurement_of(report: dict) -> Measurement:
+    """A Measurement from the script's report; unknown statuses and non-numeric metrics are errors."""
+    status = report.get("status")
+    if status not in (MEASURED, NO_GPU, IMPORT_FAILED, ERROR):
+        return Measurement(ERROR, "benchmark reported an unknown status %r" % (status,), {}, {}, {})
+    metrics = {}
+    for name, value in (report.get("metrics") or {}).items():
+        if name not in UNITS or isinstance(value, bool) or not isinstance(value, (int, float)):
+            return Measurement(ERROR, "benchmark reported metric %r = %r: not a known number" % (name, value), {}, {}, {})
+        metrics[name] = float(value)
+    return Measurement(status, report.get("reason"), metrics, dict(report.get("device") or {}),
+                       dict(report.get("versions") or {}))
+
+
+def compile_throughput_regex(pattern: str):
+    """The compiled regex; it must have one group or a group named ``value`` (the number)."""
+    try:
+        regex = re.compile(pattern)
+    except re.error as exc:
+        raise BenchmarkError("command_regex %r is not a valid regular expression: %s" % (pattern, exc)) from None
+    if "value" not in regex.groupindex and regex.groups != 1:
+        raise BenchmarkError("command_regex %r must capture the number in one group, or in a group named 'value'; it has %d groups"
+                             % (pattern, regex.groups))
+    return regex
+
+
+def extract_throughput(output: str, pattern: str) -> float:
+    """The number captured by the LAST match of ``pattern`` in ``output`` (thousands separators allowed)."""
+    regex = compile_throughput_regex(pattern)
+    matches = list(regex.finditer(output))
+    if not matches:
+        lines = [line for line in output.strip().splitlines() if line.strip()]
+        tail = " | ".join(lines[-3:]) if lines else "(no output)"
+        raise BenchmarkError("command_regex %r matched nothing in the command's output; its last lines: %s" % (pattern, tail))
+    last = matches[-1]
+    text = last.group("value") if "value" in regex.groupindex else last.group(1)
+    try:
+        return float((text or "").replace(",", "").replace("_", ""))
+    except ValueError:
+        raise BenchmarkError("command_regex %r captured %r, which is not a number" % (pattern, text)) from None
+
+
+def baseline_metrics(baseline: Optional[dict]) -> Dict[str, float]:
+    """The metrics of a baseline: a benchmark result or stored file ({"metrics": {...}}), or a bare metrics dict.
+
+    A skipped baseline (no GPU, or a task skipped by ``when``) has none: {}.
+    """
+    if not baseline:
+        return {}
+    if not isinstance(baseline, dict):
+        raise BenchmarkError("baseline must be a dict (a benchmark result or its metrics), got %s" % type(baseline).__name__)
+    record = "metrics" in baseline
+    if not record and baseline.get("skipped"):
+        return {}
+    source = baseline["metrics"] if record else baseline
+    if not isinstance(source or {}, dict):
+        raise BenchmarkError("baseline metrics must be a dict, got %s" % type(source).__name__)
+    metrics = {}
+    for name, value in (source or {}).items():
+        if name not in UNITS:
+            if record:
+                continue
+            raise BenchmarkError("baseline metric %r is unknown: known metrics are %s" % (name, ", ".join(UNITS)))
+        if value is None:
+            continue
+        if isinstance(value, bool) or not isinstance(value, (int, float)) or value <= 0:
+            raise BenchmarkError("baseline metric %s = %r is not a positive number" % (name, value))
+        metrics[name] = float(value)
+    return metrics
+
+
+def load_baseline(path: str) -> dict:
+    """A stored baseline (the JSON that ``save_path`` writes)."""
+    try:
+        with open(path, "r", encoding="utf-8") as handle:
+            data = json.load(handle)
+    except OSError as exc:
+        raise BenchmarkError("baseline_path %s cannot be read: %s" % (path, exc.strerror or exc)) from None
+    except ValueError as exc:
+        raise BenchmarkError("baseline_path %s is not JSON: %s" % (path, exc)) from None
+    if not isinstance(data, dict):
+        raise BenchmarkError("baseline_path %s holds %s, not a JSON object with 'metrics'" % (path, type(data).__name__))
+    return data
+
+
+def compare(metrics: Dict[str, float], baseline: Dict[str, float], min_ratio: float) -> Tuple[List[MetricComparison], List[str]]:
+    """Each metric present in both, in report order, and a sentence per metric below ``min_ratio`` of its baseline."""
+    if min_ratio <= 0:
+        raise BenchmarkError("min_ratio must be positive, got %s" % min_ratio)
+    rows = []
+    for name, _unit in METRICS:
+        if name in metrics and name in baseline:
+            ratio = metrics[name] / baseline[name]
+            rows.append(MetricComparison(name, metrics[name], baseline[name], ratio, ratio >= min_ratio))
+    return rows, [row.regression(min_ratio) for row in rows if not row.ok]
+
+
+def mismatches(current: dict, baseline: dict) -> List[str]:
+    """Why a comparison may mislead: another device or other benchmark sizes than the baseline's."""
+    notes = []
+    name, old_name = (current.get("device") or {}).get("name"), (baseline.get("device") or {}).get("name")
+    if name and old_name and name != old_name:
+        notes.append("the baseline was measured on %s, this run on %s" % (old_name, name))
+    spec, old_spec = current.get("spec") or {}, baseline.get("spec") or {}
+    for key in sorted(set(spec) & set(old_spec)):
+        if key != "device" and spec[key] != old_spec[key]:
+            notes.append("the baseline used %s=%s, this run %s" % (key, old_spec[key], spec[key]))
+    return notes
+
+
+def stored_record(metrics: Dict[str, float], measurement: Measurement, spec: BenchmarkSpec, venv: str) -> dict:
+    """What ``save_path`` holds: the metrics (the command's included), and what was measured, where and how."""
+    return {"venv": venv, "metrics": dict(metrics), "device": dict(measurement.device),
+            "versions": dict(measurement.versions), "spec": spec.as_dict()}
+
+
+def summary(metrics: Dict[str, float], device: dict, rows: Sequence[MetricComparison], baseline_note: str) -> str:
+    """One line: the device, each metric with its unit and, when compared, its ratio to the baseline."""
+    ratios = {row.metric: row.ratio for row in rows}
+    parts = []
+    for name, unit in METRICS:
+        if name in metrics:
+            text = "%s %s %s" % (name, _number(metrics[name]), unit)
+            if name in ratios:
+                text += " (%.3fx baseline)" % ratios[name]
+            parts.append(text)
+    head = device.get("name") or "GPU"
+    return "%s: %s; %s" % (head, ", ".join(parts), baseline_note)
+
+
+def _number(value: float) -> str:
+    if abs(value) >= 10:
+        return "%.1f" % value
+    return "%.2f" % value if abs(value) >= 1 else "%.3g" % value
+
+
+def venv_python(root: str) -> str:
+    """The venv's interpreter path (not resolved: its bin/python link is what makes it that venv)."""
+    return os.path.join(root, "bin", "python")

@@ -1,0 +1,122 @@
+# -*- coding: utf-8 -*-
+# Copyright: (c) 2026, gpuops.cuda_venv contributors
+# GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
+"""Tests for observe's pure parts: the import name, torch's preload (real gcc-built objects), entry points."""
+
+from __future__ import annotations
+
+import os
+
+import pytest
+
+from ansible_collections.gpuops.cuda_venv.plugins.module_utils._read.observe import _entry_points, import_name, torch_preload
+from ansible_collections.gpuops.cuda_venv.tests.unit.plugins.module_utils import observations as O
+from ansible_collections.gpuops.cuda_venv.tests.support.elf_helpers import build_so, requires_gcc
+from ansible_collections.gpuops.cuda_venv.tests.unit.plugins.module_utils.observations import ROOT, SITE, dist
+
+# --- import_name -------------------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("anchor, dists, expected", [
+    ("torch", [dist("torch", "2.9.1", ["functorch/__init__.py", "torch/__init__.py", "torch/lib/__init__.py"])], "torch"),
+    ("ansible-core", [dist("ansible-core", "2.21.5", ["ansible/__init__.py", "ansible_test/__init__.py"])], "ansible"),
+    ("flash-attn", [dist("flash_attn", "2.8.3", ["hopper/__init__.py", "flash_attn/__init__.py"])], "flash_attn"),
+    ("Pillow", [dist("pillow", "11.3.0", ["PIL/__init__.py", "PIL/Image.py"])], "PIL"),
+    ("onnxruntime_gpu", [dist("onnxruntime-gpu", "1.23.0", ["onnxruntime/__init__.py"])], "onnxruntime"),
+    # no package: a top-level module, a data folder, only nested packages
+    ("six", [dist("six", "1.17.0", ["six.py"])], "six"),
+    ("odd-pkg", [dist("odd-pkg", "1.0", ["odd_pkg-1.0.data/scripts/__init__.py", "deep/er/__init__.py"])], "odd_pkg"),
+    # not installed: the anchor as a module name
+    ("sgl-kernel", [dist("torch", "2.9.1", ["torch/__init__.py"])], "sgl_kernel"),
+    ("sgl-kernel", [], "sgl_kernel"),
+])
+def test_import_name(anchor, dists, expected):
+    assert import_name(anchor, dists) == expected
+
+
+# --- torch's preload ---------------------------------------------------------------------------------------------
+
+def _lib(base, folder, name, soname=True):
+    return build_so(os.path.join(str(base), "nvidia", folder, "lib", name), soname=name if soname else None)
+
+
+@requires_gcc
+def test_torch_preload_takes_the_first_loadable_match_over_sys_path_in_torchs_order(tmp_path):
+    early, late = tmp_path / "early", tmp_path / "site-packages"
+    expected = [
+        ("libcublasLt.so.12", _lib(late, "cublas", "libcublasLt.so.12")),
+        ("libcublas.so.12", _lib(late, "cublas", "libcublas.so.12")),
+        ("libcudnn.so.9", _lib(early, "cudnn", "libcudnn.so.9")),  # the first sys.path entry wins ...
+        ("libcurand.so.10", _lib(late, "cu13", "libcurand.so.10")),  # CUDA 13 keeps every library in nvidia/cu13/lib
+        ("libnccl.so.2", _lib(late, "nccl", "libnccl.so.2")),
+        ("libnvshmem_host.so.3", _lib(late, "nvshmem", "libnvshmem_host.so.3", soname=False)),  # no SONAME: its name
+    ]
+    _lib(late, "cudnn", "libcudnn.so.9")  # ... over this one
+    (early / "nvidia" / "nccl" / "lib").mkdir(parents=True)
+    (early / "nvidia" / "nccl" / "lib" / "libnccl.so.2").write_bytes(b"")  # not loadable (0 bytes): skipped
+    (late / "nvidia" / "cusparselt" / "lib").mkdir(parents=True)  # a folder without the library
+    (late / "nvidia" / "cufile" / "lib").mkdir(parents=True)
+    (late / "nvidia" / "cufile" / "lib" / "libcufile.so.0.txt").write_text("x")  # does not match the glob
+    assert list(torch_preload([str(early), str(tmp_path / "absent"), str(late)]).items()) == expected
+
+
+@requires_gcc
+def test_torch_preload_searches_the_current_directory_for_an_empty_sys_path_entry(tmp_path, monkeypatch):
+    """Why the probe runs from an empty directory: python -c puts '' first on sys.path (FACTS.md section 3)."""
+    _lib(tmp_path, "cu13", "libcudart.so.13")
+    monkeypatch.chdir(str(tmp_path))
+    assert torch_preload(["", str(tmp_path / "absent")]) == {"libcudart.so.13": "./nvidia/cu13/lib/libcudart.so.13"}
+
+
+def test_torch_preload_of_a_venv_without_nvidia_wheels(tmp_path):
+    assert torch_preload([str(tmp_path)]) == {}
+
+
+# --- entry points --------------------------------------------------------------------------------------------------
+
+def _touch(base, *paths):
+    for path in paths:
+        full = os.path.join(str(base), path)
+        os.makedirs(os.path.dirname(full), exist_ok=True)
+        with open(full, "wb") as handle:
+            handle.write(b"\x7fELF")
+    return [os.path.join(str(base), p) for p in paths]
+
+
+def test_torch_entry_points_are_global_deps_then_c_per_site_packages(tmp_path):
+    lib, lib64 = tmp_path / "lib", tmp_path / "lib64"
+    first = _touch(lib, "torch/lib/libtorch_global_deps.so", "torch/_C.cpython-312-x86_64-linux-gnu.so")
+    _touch(lib, "torch/lib/libtorch_cuda.so", "torch/_C_flatbuffer.py", "functorch/_C.cpython-312-x86_64-linux-gnu.so")
+    second = _touch(lib64, "torch/_C.cpython-312-x86_64-linux-gnu.so")
+    assert _entry_points("torch", "torch", (str(lib), str(lib64))) == tuple(first + second)
+
+
+def test_other_anchors_load_their_package_extensions(tmp_path):
+    expected = _touch(tmp_path, "sgl_kernel/common_ops.abi3.so", "sgl_kernel/flash_ops.cpython-312-x86_64-linux-gnu.so")
+    _touch(tmp_path, "sgl_kernel/sub/nested.so", "sgl_kernel/__init__.py", "other/x.so")
+    os.makedirs(str(tmp_path / "sgl_kernel" / "folder.so"))
+    assert _entry_points("sgl-kernel", "sgl_kernel", (str(tmp_path),)) == tuple(expected)
+
+
+def test_no_entry_points(tmp_path):
+    assert _entry_points("torch", "torch", (str(tmp_path),)) == ()
+    assert _entry_points("jax", "jax", (str(tmp_path),)) == ()
+
+
+# --- Observations helpers ------------------------------------------------------------------------------------------
+
+def test_relpath_is_relative_to_site_packages_then_the_venv_else_absolute():
+    obs = O.healthy()
+    assert obs.relpath(SITE + "/nvidia/nccl/lib/libnccl.so.2") == "nvidia/nccl/lib/libnccl.so.2"
+    assert obs.relpath(ROOT + "/bin/python") == "bin/python"
+    assert obs.relpath("/usr/lib/x86_64-linux-gnu/libm.so.6") == "/usr/lib/x86_64-linux-gnu/libm.so.6"
+    assert obs.relpath(ROOT + "-other/lib/x.so") == ROOT + "-other/lib/x.so"
+
+
+def test_owners_of_a_path():
+    obs = O.contaminated()
+    assert [d.label for d in obs.owners_of(SITE + "/nvidia/nccl/lib/libnccl.so.2")] == [
+        "nvidia-nccl-cu12 2.27.5", "nvidia-nccl-cu13 2.30.7"]
+    assert [d.label for d in obs.owners_of(SITE + "/nvidia/nccl/../nccl/lib/libnccl.so.2")] == [
+        "nvidia-nccl-cu12 2.27.5", "nvidia-nccl-cu13 2.30.7"]  # compared by real path
+    assert obs.owners_of("/usr/lib/x86_64-linux-gnu/libm.so.6") == []
