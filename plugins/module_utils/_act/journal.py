@@ -19,6 +19,7 @@ import random
 import time
 from typing import List, Optional
 
+from ansible_collections.gpuops.cuda_venv.plugins.module_utils._core.durable import fsync_dir
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._core.errors import CudaVenvError
 
 JOURNAL_NAME = "journal.jsonl"
@@ -112,15 +113,6 @@ class Journal:
             os.close(fd)
         if created:
             fsync_dir(self.state_dir)
-
-
-def fsync_dir(path: str) -> None:
-    """Make a directory's entries (a create, rename or unlink in it) durable."""
-    fd = os.open(path, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
-    try:
-        os.fsync(fd)
-    finally:
-        os.close(fd)
 
 
 def _read(path: str) -> bytes:

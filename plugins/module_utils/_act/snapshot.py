@@ -28,7 +28,7 @@ from typing import Dict, Iterable, List, NamedTuple, Optional
 
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._core.crash_points import crash_point
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._core.errors import CudaVenvError
-from ansible_collections.gpuops.cuda_venv.plugins.module_utils._act.journal import fsync_dir
+from ansible_collections.gpuops.cuda_venv.plugins.module_utils._core.durable import fsync_dir
 
 MANIFEST_NAME = "manifest.json"
 FILES_DIR = "files"

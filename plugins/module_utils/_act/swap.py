@@ -38,7 +38,8 @@ from typing import Dict, List, Optional, Sequence, Tuple
 
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._core.crash_points import crash_point
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._core.errors import CudaVenvError
-from ansible_collections.gpuops.cuda_venv.plugins.module_utils._act.journal import Journal, fsync_dir
+from ansible_collections.gpuops.cuda_venv.plugins.module_utils._act.journal import Journal
+from ansible_collections.gpuops.cuda_venv.plugins.module_utils._core.durable import fsync_dir
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._act.snapshot import Entry, _link_or_copy, scan_tree
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._act.venv_lock import LOCK_NAME, STATE_DIR_MODE
 

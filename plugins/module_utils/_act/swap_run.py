@@ -199,7 +199,7 @@ def _converge_on_copy(run, flow, before, plan, recovered, strategy) -> dict:
         run.backend.python = os.path.join(flow.copy, os.path.relpath(live_python, root))
         try:
             current, plan_seen = repair._run_rounds(run, lambda batch: _CopyBatch(flow, batch.number), plan,
-                                                     pending, before, recovered, state_dir, flow.journal)
+                                                    pending, before, recovered, state_dir, flow.journal)
         except repair.RepairFailed as exc:
             _close_failed(flow, str(exc))
             exc.result = rebase(dict(exc.result, strategy=strategy.used, strategy_reason=strategy.reason), flow.copy, root)
@@ -294,7 +294,7 @@ def swap_back_result(run, root, static, before, recovered) -> dict:
     done = swap_back(root, swap_dir, Journal(swap_dir))
     after = observe(static, run.runner, run.loader)
     result = repair._result(run.options, before, after, Plan(batches=(), unfixable=()), run, recovered, changed=True,
-                             verified={})
+                            verified={})
     result.update(strategy="swap_back", strategy_reason="option swap_back", previous=done["previous"],
                   exchange=done["method"])
     return result
