@@ -16,7 +16,7 @@ import os
 import signal
 import subprocess
 from dataclasses import dataclass, field
-from typing import Mapping, Optional, Sequence
+from typing import Mapping, Optional, Protocol, Sequence
 
 # Pinned locale so that parsed tool output does not depend on the node's settings.
 C_LOCALE = {"LC_ALL": "C.UTF-8", "LANG": "C.UTF-8"}
@@ -35,6 +35,14 @@ class CommandResult:
     @property
     def ok(self) -> bool:
         return self.rc == 0 and not self.timed_out
+
+
+class Runner(Protocol):
+    """What the engine needs to start a process: the seam tests record argv through."""
+
+    def run(self, argv: Sequence[str], *, cwd: Optional[str] = None, env: Optional[Mapping[str, str]] = None,
+            timeout: Optional[float] = None, data: Optional[str] = None, pass_fds: Sequence[int] = ()) -> CommandResult:
+        """Run ``argv`` (never through a shell) and say what it did; a command that cannot start is rc 127."""
 
 
 @dataclass
