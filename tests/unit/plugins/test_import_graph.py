@@ -79,7 +79,7 @@ def _group(module):
 
 
 def test_every_internal_import_names_a_file_that_exists():
-    assert sorted({(m, t) for m, edges in GRAPH.items() for t, _ in edges if t not in SOURCES}) == []
+    assert sorted({(m, t) for m, edges in GRAPH.items() for t, _names in edges if t not in SOURCES}) == []
 
 
 def test_no_file_takes_another_files_private_names():
@@ -89,13 +89,13 @@ def test_no_file_takes_another_files_private_names():
 
 
 def test_module_utils_imports_point_down():
-    wrong = sorted({(m, t) for m, edges in GRAPH.items() for t, _ in edges
+    wrong = sorted({(m, t) for m, edges in GRAPH.items() for t, _names in edges
                     if _group(m) and _group(t) and _group(t) not in MAY_IMPORT[_group(m)]})
     assert wrong == []
 
 
 def test_module_utils_never_imports_a_plugin_face():
-    faces = sorted({(m, t) for m, edges in GRAPH.items() if ".module_utils." in m for t, _ in edges
+    faces = sorted({(m, t) for m, edges in GRAPH.items() if ".module_utils." in m for t, _names in edges
                     if ".module_utils." not in t and ".plugin_utils." not in t})
     assert faces == []
 
@@ -105,7 +105,7 @@ def test_no_cycle():
 
     def visit(module, path):
         state[module] = "open"
-        for target in sorted({t for t, _ in GRAPH.get(module, ())}):
+        for target in sorted({t for t, _names in GRAPH.get(module, ())}):
             if state.get(target) == "open":
                 cycles.append(path[path.index(target):] + [target])
             elif target in SOURCES and target not in state:
