@@ -12,6 +12,7 @@ multiply) and a device-to-device copy (GB/s, bytes read plus bytes written)
 with CUDA events, warm-up iterations excluded; optionally a user command's
 throughput is read from its output by a regex.  Every metric is "higher is
 better"; a ratio below ``min_ratio`` of the baseline is a regression.
+``benchmark(request, runner)`` is the whole of the cuda_venv_benchmark module.
 """
 
 from __future__ import annotations
