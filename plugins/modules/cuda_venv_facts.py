@@ -25,20 +25,12 @@ author:
   - gpuops.cuda_venv contributors (@gpuops)
 extends_documentation_fragment:
   - gpuops.cuda_venv.attributes.FACTS
+  - gpuops.cuda_venv.venv
+  - gpuops.cuda_venv.venv.DIAGNOSIS
 requirements:
   - packaging (on the managed node's Python)
   - nvidia-ml-py (optional, for the GPU facts)
 options:
-  path:
-    description:
-      - Absolute path of the venv's root (the directory that holds C(pyvenv.cfg)).
-    type: path
-    required: true
-  anchor:
-    description:
-      - The distribution whose requirement closure, shared objects and import define what the venv must provide.
-    type: str
-    default: torch
   probe:
     description:
       - Import the anchor in a subprocess of the venv's interpreter and report the exact error, the libraries the
@@ -51,21 +43,6 @@ options:
       - Seconds the import probe may take before it is killed and reported as timed out.
     type: float
     default: 120
-  verify:
-    description:
-      - How files are checked against C(RECORD).
-      - C(size) checks that every listed file exists and has the listed size.
-      - C(hash) also compares the sha256 of every file (reads every byte; uses all cores).
-    type: str
-    choices: [size, hash]
-    default: size
-  ld_library_path:
-    description:
-      - The C(LD_LIBRARY_PATH) the workload runs with, as a list of directories. Used by the loader model and the
-        probe; the module's own environment is never used for this.
-    type: list
-    elements: path
-    default: []
   gpu:
     description:
       - Gather the GPU driver's facts through NVML (nvidia-ml-py). Without a GPU the facts say why.
@@ -218,40 +195,19 @@ ansible_facts:
 
 from ansible.module_utils.basic import AnsibleModule, missing_required_lib
 
-from ansible_collections.gpuops.cuda_venv.plugins.module_utils._read.requirements import (
-    HAS_PACKAGING, PACKAGING_IMPORT_ERROR)
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._core.errors import CudaVenvError
-from ansible_collections.gpuops.cuda_venv.plugins.module_utils._decide.facts_report import gather_facts
-from ansible_collections.gpuops.cuda_venv.plugins.module_utils._read.observe import FactsOptions
-from ansible_collections.gpuops.cuda_venv.plugins.module_utils._read.probe import library_path_problems
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._core.runner import SubprocessRunner
-
-ARGUMENT_SPEC = dict(
-    path=dict(type="path", required=True),
-    anchor=dict(type="str", default="torch"),
-    probe=dict(type="bool", default=True),
-    probe_timeout=dict(type="float", default=120),
-    verify=dict(type="str", choices=["size", "hash"], default="size"),
-    ld_library_path=dict(type="list", elements="path", default=[]),
-    gpu=dict(type="bool", default=True),
-)
+from ansible_collections.gpuops.cuda_venv.plugins.module_utils._decide.facts_report import facts_options, gather_facts
+from ansible_collections.gpuops.cuda_venv.plugins.module_utils._options import facts_arguments
+from ansible_collections.gpuops.cuda_venv.plugins.module_utils._read.requirements import HAS_PACKAGING, PACKAGING_IMPORT_ERROR
 
 
 def main():
-    module = AnsibleModule(argument_spec=ARGUMENT_SPEC, supports_check_mode=True)
+    module = AnsibleModule(**facts_arguments())
     if not HAS_PACKAGING:
         module.fail_json(msg=missing_required_lib("packaging"), exception=PACKAGING_IMPORT_ERROR)
-    params = module.params
-    problems = library_path_problems(params["ld_library_path"])
-    if params["probe_timeout"] <= 0:
-        problems.append("probe_timeout must be positive, got %s" % params["probe_timeout"])
-    if problems:
-        module.fail_json(msg="; ".join(problems))
-    options = FactsOptions(
-        path=params["path"], anchor=params["anchor"], probe=params["probe"], verify=params["verify"],
-        ld_library_path=tuple(params["ld_library_path"]), probe_timeout=params["probe_timeout"], gpu=params["gpu"])
     try:
-        facts = gather_facts(options, SubprocessRunner())
+        facts = gather_facts(facts_options(module.params), SubprocessRunner())
     except CudaVenvError as exc:
         module.fail_json(msg=str(exc), **exc.result)
     module.exit_json(changed=False, ansible_facts={"cuda_venv": facts})

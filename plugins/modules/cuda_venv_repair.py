@@ -37,6 +37,8 @@ author:
   - gpuops.cuda_venv contributors (@gpuops)
 extends_documentation_fragment:
   - gpuops.cuda_venv.attributes
+  - gpuops.cuda_venv.venv
+  - gpuops.cuda_venv.venv.DIAGNOSIS
 attributes:
   check_mode:
     support: full
@@ -50,14 +52,6 @@ requirements:
   - packaging (on the managed node's Python)
   - pip in the venv, or uv on the node
 options:
-  path:
-    description: Absolute path of the venv's root (the directory that holds C(pyvenv.cfg)).
-    type: path
-    required: true
-  anchor:
-    description: The distribution whose requirement closure is declared (its CUDA wheels are kept).
-    type: str
-    default: torch
   packages:
     description:
       - PEP 508 requirements added to the declared set, for example C(torch==2.9.1) or
@@ -167,16 +161,6 @@ options:
     description: Seconds to wait for another repair of the same venv to finish; C(0) fails at once.
     type: float
     default: 0
-  verify:
-    description: How files are checked against RECORD while planning (C(size) or C(hash)). Touched wheels are always hashed after the repair.
-    type: str
-    choices: [size, hash]
-    default: size
-  ld_library_path:
-    description: The C(LD_LIBRARY_PATH) the workload runs with (directories).
-    type: list
-    elements: path
-    default: []
   strategy:
     description:
       - How the venv is changed.
@@ -327,117 +311,23 @@ backend:
   type: str
 """
 
-import re
-
 from ansible.module_utils.basic import AnsibleModule, missing_required_lib
 
+from ansible_collections.gpuops.cuda_venv.plugins.module_utils._act.request import repair_from_params
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._core.errors import CudaVenvError
-from ansible_collections.gpuops.cuda_venv.plugins.module_utils._install.install_guard import InstallCheck
-from ansible_collections.gpuops.cuda_venv.plugins.module_utils._install.installers import WheelSources, recorded_installer, select_backend
-from ansible_collections.gpuops.cuda_venv.plugins.module_utils._read.observe import FactsOptions
-from ansible_collections.gpuops.cuda_venv.plugins.module_utils._decide.plan import DesiredState
-from ansible_collections.gpuops.cuda_venv.plugins.module_utils._core.redact import redact
-from ansible_collections.gpuops.cuda_venv.plugins.module_utils._read.probe import library_path_problems
-from ansible_collections.gpuops.cuda_venv.plugins.module_utils._act.repair import RepairOptions, repair
-from ansible_collections.gpuops.cuda_venv.plugins.module_utils._read.requirements import (
-    HAS_PACKAGING, PACKAGING_IMPORT_ERROR, parse_requirement)
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._core.runner import SubprocessRunner
-from ansible_collections.gpuops.cuda_venv.plugins.module_utils._act.swap import finish_missing_root
-from ansible_collections.gpuops.cuda_venv.plugins.module_utils._read.venv_layout import read_layout
-
-ARGUMENT_SPEC = dict(
-    path=dict(type="path", required=True),
-    anchor=dict(type="str", default="torch"),
-    packages=dict(type="list", elements="str", default=[]),
-    remove=dict(type="list", elements="str", default=[]),
-    prune=dict(type="str", choices=["cuda", "none", "all"], default="cuda"),
-    revert_edits=dict(type="bool", default=False),
-    find_links=dict(type="list", elements="str", default=[]),
-    index_url=dict(type="str", no_log=True),
-    extra_index_urls=dict(type="list", elements="str", default=[], no_log=True),
-    no_index=dict(type="bool", default=False),
-    with_dependencies=dict(type="bool", default=False),
-    backend=dict(type="str", choices=["auto", "pip", "uv"], default="auto"),
-    uv_executable=dict(type="path"),
-    batch_size=dict(type="int", default=4),
-    batch=dict(type="int"),
-    probe=dict(type="bool", default=True),
-    probe_command=dict(type="list", elements="str", default=[]),
-    probe_timeout=dict(type="float", default=300),
-    installer_timeout=dict(type="float", default=3600),
-    lock_timeout=dict(type="float", default=0),
-    verify=dict(type="str", choices=["size", "hash"], default="size"),
-    ld_library_path=dict(type="list", elements="path", default=[]),
-    strategy=dict(type="str", choices=["auto", "swap", "in_place"], default="auto"),
-    keep_previous=dict(type="int", default=1),
-    swap_back=dict(type="bool", default=False),
-)
-
-_NAME = re.compile(r"^[A-Za-z0-9](?:[A-Za-z0-9._-]*[A-Za-z0-9])?$")
-
-
-def validate(params) -> list:
-    """Every problem with the options, each naming the bad value."""
-    problems = []
-    for key in ("batch_size", "batch"):
-        if params[key] is not None and params[key] < 1:
-            problems.append("%s must be >= 1, got %d" % (key, params[key]))
-    for key in ("probe_timeout", "installer_timeout"):
-        if params[key] <= 0:
-            problems.append("%s must be positive, got %s" % (key, params[key]))
-    problems.extend(library_path_problems(params["ld_library_path"]))
-    if params["keep_previous"] < 0:
-        problems.append("keep_previous must be >= 0, got %d" % params["keep_previous"])
-    if params["lock_timeout"] < 0:
-        problems.append("lock_timeout must be >= 0, got %s" % params["lock_timeout"])
-    for name in params["remove"] + [params["anchor"]]:
-        if not _NAME.match(name):
-            problems.append("invalid distribution name %r: letters, digits, '.', '_' and '-' only" % name)
-    for text in params["packages"]:
-        try:
-            parse_requirement(text)
-        except ValueError as exc:
-            problems.append(str(exc))
-    return problems
+from ansible_collections.gpuops.cuda_venv.plugins.module_utils._options import repair_arguments
+from ansible_collections.gpuops.cuda_venv.plugins.module_utils._read.requirements import HAS_PACKAGING, PACKAGING_IMPORT_ERROR
 
 
 def main():
-    module = AnsibleModule(argument_spec=ARGUMENT_SPEC, supports_check_mode=True)
+    module = AnsibleModule(**repair_arguments())
     if not HAS_PACKAGING:
         module.fail_json(msg=missing_required_lib("packaging"), exception=PACKAGING_IMPORT_ERROR)
-    params = module.params
-    problems = validate(params)
-    if problems:
-        module.fail_json(msg="; ".join(problems))
-    secrets = tuple(s for s in [params["index_url"]] + params["extra_index_urls"] if s)
-    runner = SubprocessRunner()
     try:
-        sources = WheelSources(find_links=tuple(params["find_links"]), index_url=params["index_url"],
-                               extra_index_urls=tuple(params["extra_index_urls"]), no_index=params["no_index"])
-        secrets = secrets + tuple(sources.secrets())
-        if not module.check_mode:
-            finish_missing_root(params["path"])  # a swap killed between its two renames (the fallback) left no venv
-        layout = read_layout(params["path"])
-
-        def make_backend(observed):
-            return select_backend(params["backend"], layout.python, runner, sources,
-                                  uv_path=params["uv_executable"], timeout=params["installer_timeout"],
-                                  recorded=recorded_installer(observed.distributions),
-                                  has_pip=any(d.key == "pip" for d in observed.distributions))
-        options = RepairOptions(
-            facts=FactsOptions(path=layout.root, anchor=params["anchor"], verify=params["verify"],
-                               ld_library_path=tuple(params["ld_library_path"]), probe_timeout=params["probe_timeout"],
-                               roots=tuple(params["packages"])),
-            desired=DesiredState(packages=tuple(params["packages"]), remove=tuple(params["remove"]),
-                                 prune=params["prune"], batch_size=params["batch_size"],
-                                 revert_edits=params["revert_edits"]),
-            probe=params["probe"], probe_command=tuple(params["probe_command"]), batch=params["batch"],
-            lock_timeout=params["lock_timeout"], check_mode=module.check_mode, diff=module._diff,
-            install_check=InstallCheck(sources, tuple(params["packages"]), params["with_dependencies"]),
-            strategy=params["strategy"], keep_previous=params["keep_previous"], swap_back=params["swap_back"])
-        result = repair(options, make_backend, runner, secrets)
+        result = repair_from_params(module.params, SubprocessRunner(), check_mode=module.check_mode, diff=module._diff)
     except CudaVenvError as exc:
-        module.fail_json(msg=redact(str(exc), secrets), **exc.result)
+        module.fail_json(msg=str(exc), **exc.result)
     module.exit_json(**result)
 
 

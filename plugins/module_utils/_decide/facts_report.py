@@ -12,9 +12,22 @@ import os
 from typing import Dict, List
 
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._core import cuda_knowledge as cuda
+from ansible_collections.gpuops.cuda_venv.plugins.module_utils._core.errors import CudaVenvError
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._decide.diagnose import diagnose, identical_everywhere
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._decide.findings import is_healthy, summarize
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._read.observe import FactsOptions, observe
+from ansible_collections.gpuops.cuda_venv.plugins.module_utils._read.probe import library_path_problems
+
+
+def facts_options(params: dict) -> FactsOptions:
+    """The FactsOptions the facts module's params make (plugins/module_utils/_options.py); CudaVenvError names each bad one."""
+    problems = library_path_problems(params["ld_library_path"])
+    if params["probe_timeout"] <= 0:
+        problems.append("probe_timeout must be positive, got %s" % params["probe_timeout"])
+    if problems:
+        raise CudaVenvError("; ".join(problems))
+    return FactsOptions(path=params["path"], anchor=params["anchor"], probe=params["probe"], verify=params["verify"],
+                        ld_library_path=tuple(params["ld_library_path"]), probe_timeout=params["probe_timeout"], gpu=params["gpu"])
 
 
 def gather_facts(options: FactsOptions, runner) -> dict:

@@ -37,8 +37,6 @@ from ansible_collections.gpuops.cuda_venv.plugins.module_utils._core.runner impo
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._read.scripts import ScriptCheck, check_scripts
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._read.venv_layout import VenvLayout, read_layout, real_path
 
-VERIFY_MODES = ("size", "hash")
-
 
 @dataclass(frozen=True)
 class FactsOptions:

@@ -12,6 +12,7 @@ multiply) and a device-to-device copy (GB/s, bytes read plus bytes written)
 with CUDA events, warm-up iterations excluded; optionally a user command's
 throughput is read from its output by a regex.  Every metric is "higher is
 better"; a ratio below ``min_ratio`` of the baseline is a regression.
+``benchmark(request, runner)`` is the whole of the cuda_venv_benchmark module.
 """
 
 from __future__ import annotations
@@ -21,11 +22,14 @@ import os
 import re
 import shutil
 import tempfile
-from dataclasses import dataclass
+from dataclasses import dataclass, field, fields
 from typing import Dict, List, Optional, Sequence, Tuple
 
-from ansible_collections.gpuops.cuda_venv.plugins.module_utils._core.runner import clean_env, marker_report
+from ansible_collections.gpuops.cuda_venv.plugins.module_utils._core.durable import replace_file
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._core.errors import CudaVenvError
+from ansible_collections.gpuops.cuda_venv.plugins.module_utils._core.runner import clean_env, marker_report
+from ansible_collections.gpuops.cuda_venv.plugins.module_utils._read.probe import library_path_problems, run_check
+from ansible_collections.gpuops.cuda_venv.plugins.module_utils._read.venv_layout import read_layout
 
 MARKER = "CUDA_VENV_BENCHMARK "
 
@@ -211,6 +215,115 @@ class MetricComparison:
             self.metric, _number(self.value), self.ratio, _number(self.baseline), (1.0 - self.ratio) * 100.0, min_ratio)
 
 
+@dataclass(frozen=True)
+class BenchmarkRequest:
+    """What the module was asked: the venv, what to measure, a command of the user's, the baseline, where to save."""
+
+    path: str
+    spec: BenchmarkSpec = field(default_factory=BenchmarkSpec)
+    command: Tuple[str, ...] = ()
+    command_regex: Optional[str] = None
+    command_timeout: float = 600.0
+    baseline: Optional[dict] = None  # a result, a stored record or bare metrics; exclusive with baseline_path
+    baseline_path: Optional[str] = None
+    save_path: Optional[str] = None
+    min_ratio: float = 0.95
+    require_gpu: bool = False
+    timeout: float = 600.0
+    ld_library_path: Tuple[str, ...] = ()
+    check_mode: bool = False  # measure and compare, write nothing
+
+    @classmethod
+    def from_params(cls, params: dict, check_mode: bool = False) -> "BenchmarkRequest":
+        """The request a module's params (its argument spec: plugins/module_utils/_options.py) make."""
+        spec = BenchmarkSpec(**{f.name: params[f.name] for f in fields(BenchmarkSpec)})
+        return cls(path=params["path"], spec=spec, command=tuple(params["command"]), command_regex=params["command_regex"],
+                   command_timeout=params["command_timeout"], baseline=params["baseline"], baseline_path=params["baseline_path"],
+                   save_path=params["save_path"], min_ratio=params["min_ratio"], require_gpu=params["require_gpu"],
+                   timeout=params["timeout"], ld_library_path=tuple(params["ld_library_path"]), check_mode=check_mode)
+
+    def problems(self) -> List[str]:
+        """Every problem with the request, each naming the bad value."""
+        found = self.spec.problems()
+        for key in ("timeout", "command_timeout", "min_ratio"):
+            if getattr(self, key) <= 0:
+                found.append("%s must be positive, got %s" % (key, getattr(self, key)))
+        if self.command and not self.command_regex:
+            found.append("command_regex is required with command: it reads the throughput from the command's output")
+        if self.command_regex and not self.command:
+            found.append("command_regex is given but command is empty")
+        if self.command_regex:
+            try:
+                compile_throughput_regex(self.command_regex)
+            except BenchmarkError as exc:
+                found.append(str(exc))
+        found.extend(library_path_problems(self.ld_library_path))
+        return found
+
+
+@dataclass(frozen=True)
+class BenchmarkOutcome:
+    """What the module reports: ``result``; ``failed`` or ``skipped`` with ``msg``; ``warnings`` to show either way."""
+
+    result: dict
+    failed: bool = False
+    skipped: bool = False
+    msg: Optional[str] = None
+    warnings: Tuple[str, ...] = ()
+
+
+def benchmark(request: BenchmarkRequest, runner) -> BenchmarkOutcome:
+    """The whole benchmark module: check the request, measure, run the command, compare, save the record."""
+    problems = request.problems()
+    if problems:
+        return BenchmarkOutcome({}, failed=True, msg="; ".join(problems))
+    result = {"changed": False, "metrics": {}, "device": {}, "versions": {}, "spec": request.spec.as_dict(), "baseline": {},
+              "comparison": [], "regressions": [], "notes": [], "summary": "", "saved": None}
+    try:
+        layout = read_layout(request.path)
+        baseline_record = load_baseline(request.baseline_path) if request.baseline_path else request.baseline or {}
+        result["baseline"] = baseline_metrics(baseline_record)
+        measured = run_benchmark(venv_python(layout.root), request.spec, runner, ld_library_path=request.ld_library_path,
+                                 timeout=request.timeout)
+    except CudaVenvError as exc:
+        return BenchmarkOutcome(result, failed=True, msg=str(exc))
+    result.update(device=measured.device, versions=measured.versions)
+    if measured.status == NO_GPU:
+        result["summary"] = "skipped: %s" % measured.reason
+        if request.require_gpu:
+            return BenchmarkOutcome(result, failed=True, msg="no GPU to benchmark (require_gpu is true): %s" % measured.reason)
+        return BenchmarkOutcome(result, skipped=True, msg=result["summary"])
+    if measured.status == IMPORT_FAILED:
+        return BenchmarkOutcome(result, failed=True, msg="%s in %s: the venv is broken; diagnose it with gpuops.cuda_venv.cuda_venv_facts"
+                                % (measured.reason, layout.root))
+    if measured.status != MEASURED:
+        return BenchmarkOutcome(result, failed=True, msg=measured.reason)
+    metrics = result["metrics"] = dict(measured.metrics)
+    if request.command:
+        check = run_check(list(request.command), runner, ld_library_path=request.ld_library_path, timeout=request.command_timeout)
+        result["command"] = {"argv": list(check.argv), "rc": check.returncode, "output": check.output}
+        if not check.ok:
+            return BenchmarkOutcome(result, failed=True, msg="command failed: %s" % check.error)
+        try:
+            metrics["command_throughput"] = extract_throughput(check.output, request.command_regex)
+        except BenchmarkError as exc:
+            return BenchmarkOutcome(result, failed=True, msg=str(exc))
+    rows, regressions = compare(metrics, result["baseline"], request.min_ratio)
+    notes = mismatches({"device": measured.device, "spec": request.spec.as_dict()}, baseline_record) if rows else []
+    result.update(comparison=[row.as_dict() for row in rows], regressions=regressions, notes=notes)
+    result["summary"] = summary(metrics, measured.device, rows, "compared with the baseline" if rows else no_baseline_note(baseline_record))
+    if request.save_path:
+        try:
+            result["changed"] = save_record(request.save_path, stored_record(metrics, measured, request.spec, layout.root),
+                                            request.check_mode)
+        except BenchmarkError as exc:
+            return BenchmarkOutcome(result, failed=True, msg=str(exc), warnings=tuple(notes))
+        result["saved"] = request.save_path
+    if regressions:
+        return BenchmarkOutcome(result, failed=True, msg="slower than the baseline: %s" % "; ".join(regressions), warnings=tuple(notes))
+    return BenchmarkOutcome(result, warnings=tuple(notes))
+
+
 def run_benchmark(python: str, spec: BenchmarkSpec, runner, *, ld_library_path: Sequence[str] = (),
                   timeout: float = 600.0) -> Measurement:
     """Run the benchmark script with the venv's ``python``; a process that dies without a report is an error."""
@@ -379,3 +492,35 @@ def _number(value: float) -> str:
 def venv_python(root: str) -> str:
     """The venv's interpreter path (not resolved: its bin/python link is what makes it that venv)."""
     return os.path.join(root, "bin", "python")
+
+
+def no_baseline_note(record: dict) -> str:
+    """What the summary says when nothing was compared: there was no baseline, or the baseline run was skipped."""
+    if record.get("skipped"):
+        return "no baseline to compare with (the baseline run was skipped: %s)" % (
+            record.get("msg") or record.get("skip_reason") or "no reason given")
+    return "no baseline to compare with"
+
+
+def save_record(path: str, record: dict, check_mode: bool) -> bool:
+    """Make ``path`` hold ``record`` as JSON unless it already holds exactly that; True when it changes (or would)."""
+    data = (json.dumps(record, indent=1, sort_keys=True) + "\n").encode("utf-8")
+    try:
+        with open(path, "rb") as handle:
+            if handle.read() == data:
+                return False
+    except OSError:
+        pass
+    if not check_mode:
+        try:
+            replace_file(path, data, mode=0o666 & ~_umask())
+        except OSError as exc:
+            raise BenchmarkError("save_path %s cannot be written: %s" % (path, exc.strerror or exc)) from None
+    return True
+
+
+def _umask() -> int:
+    """The process's umask (a new file's bits, as open() would give them)."""
+    mask = os.umask(0o077)
+    os.umask(mask)
+    return mask

@@ -1,7 +1,7 @@
 # -*- coding: utf-8 -*-
 # Copyright: (c) 2026, gpuops.cuda_venv contributors
 # GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
-"""Tests for the cuda_venv_repair module: validate() on bad options, main() through real module args."""
+"""Tests for the cuda_venv_repair module's main(): real module args, the JSON it prints, its exit status."""
 
 from __future__ import annotations
 
@@ -14,7 +14,6 @@ import pytest
 from ansible.module_utils.testing import patch_module_args
 
 from ansible_collections.gpuops.cuda_venv.plugins.modules import cuda_venv_repair
-from ansible_collections.gpuops.cuda_venv.plugins.modules.cuda_venv_repair import ARGUMENT_SPEC, validate
 from ansible_collections.gpuops.cuda_venv.tests.support.dist_helpers import make_dist
 from ansible_collections.gpuops.cuda_venv.tests.support.tree_digest import tree_digest
 from ansible_collections.gpuops.cuda_venv.tests.support.wheel_helpers import make_wheel
@@ -24,16 +23,6 @@ SECRET_URL = "https://u:p4ss@host.invalid/simple"
 NO_INDEX_MSG = "wheel sources set no_index together with index_url or extra_index_urls: keep one of them"
 
 
-def params(**overrides):
-    """Module params as AnsibleModule hands them to main(): every default, numbers converted to their types."""
-    values = {key: spec.get("default") for key, spec in ARGUMENT_SPEC.items()}
-    for key, spec in ARGUMENT_SPEC.items():
-        if spec["type"] == "float" and values[key] is not None:
-            values[key] = float(values[key])
-    values.update(path="/venvs/train", **overrides)
-    return values
-
-
 def run_main(capsys, args):
     """main() with ``args``; returns (exit code, the result it printed, everything printed)."""
     with patch_module_args(args):
@@ -41,46 +30,6 @@ def run_main(capsys, args):
             cuda_venv_repair.main()
     out, err = capsys.readouterr()
     return caught.value.code, json.loads(out), out + err
-
-
-# --- validate -----------------------------------------------------------------------------------------------------
-
-def test_defaults_are_valid():
-    assert validate(params()) == []
-
-
-@pytest.mark.parametrize("overrides, problems", [
-    (dict(batch_size=0), ["batch_size must be >= 1, got 0"]),
-    (dict(batch_size=-3), ["batch_size must be >= 1, got -3"]),
-    (dict(batch=0), ["batch must be >= 1, got 0"]),
-    (dict(lock_timeout=-1.0), ["lock_timeout must be >= 0, got -1.0"]),
-    (dict(probe_timeout=0.0), ["probe_timeout must be positive, got 0.0"]),
-    (dict(installer_timeout=-5.0), ["installer_timeout must be positive, got -5.0"]),
-    (dict(remove=["a;b"]), ["invalid distribution name 'a;b': " + NAME_RULE]),
-    (dict(remove=["$(x)"]), ["invalid distribution name '$(x)': " + NAME_RULE]),
-    (dict(remove=["-e"]), ["invalid distribution name '-e': " + NAME_RULE]),  # never an installer option
-    (dict(remove=["sgl-kernel", "x y"]), ["invalid distribution name 'x y': " + NAME_RULE]),
-    (dict(packages=["torch==="]),
-     ["invalid requirement 'torch===': Expected semicolon (after name with no version specifier) or end"]),
-    (dict(anchor="my anchor"), ["invalid distribution name 'my anchor': " + NAME_RULE]),
-    (dict(batch_size=0, batch=0, probe_timeout=0.0, lock_timeout=-1.0, remove=["a;b"], anchor="t t", packages=["torch==="]),
-     ["batch_size must be >= 1, got 0", "batch must be >= 1, got 0", "probe_timeout must be positive, got 0.0",
-      "lock_timeout must be >= 0, got -1.0", "invalid distribution name 'a;b': " + NAME_RULE,
-      "invalid distribution name 't t': " + NAME_RULE,
-      "invalid requirement 'torch===': Expected semicolon (after name with no version specifier) or end"]),
-])
-def test_validate_names_each_bad_option(overrides, problems):
-    assert validate(params(**overrides)) == problems
-
-
-@pytest.mark.parametrize("overrides", [
-    dict(batch_size=1, batch=1, lock_timeout=0.0),
-    dict(remove=["sgl-kernel", "flash_attn", "ruamel.yaml", "A1"], anchor="vllm"),
-    dict(packages=["torch==2.9.1", 'nvidia-cudnn-cu12==9.10.2.21; platform_system == "Linux"',
-                   "cuda-toolkit[cublas,curand]==13.0.3"]),
-])
-def test_valid_options(overrides):
-    assert validate(params(**overrides)) == []
 
 
 # --- main ---------------------------------------------------------------------------------------------------------

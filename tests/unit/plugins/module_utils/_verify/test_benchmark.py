@@ -251,3 +251,130 @@ def test_script_in_a_real_venv_whose_cuda_query_raises(tmp_path):
     measured = B.run_benchmark(venv_with_torch(tmp_path, source), B.BenchmarkSpec(), SubprocessRunner())
     assert measured == B.Measurement("no_gpu", "torch.cuda raised RuntimeError: CUDA driver initialization failed", {}, {},
                                      {"torch": "2.9.1+cu128", "cuda": "12.8"})
+
+
+# --- the module's one call: benchmark(request, runner) -----------------------------------------------------------
+
+NO_GPU_TORCH = ("__version__ = '2.9.1+cu128'\n"
+                "class version:\n    cuda = '12.8'\n"
+                "class cuda:\n    @staticmethod\n    def is_available():\n        return False\n")
+NO_GPU_REASON = "torch.cuda.is_available() is False (torch 2.9.1+cu128, CUDA 12.8)"
+
+
+def venv_root(python):
+    return os.path.dirname(os.path.dirname(python))
+
+
+def empty_result(**changes):
+    result = {"changed": False, "metrics": {}, "device": {}, "versions": {}, "spec": B.BenchmarkSpec().as_dict(), "baseline": {},
+              "comparison": [], "regressions": [], "notes": [], "summary": "", "saved": None}
+    result.update(changes)
+    return result
+
+
+def test_request_from_params_takes_every_option():
+    params = dict(path="/v", matmul_size=1000, matmul_iterations=10, warmup_iterations=3, copy_mib=100, copy_iterations=4, device=1,
+                  command=["/v/bin/python", "step.py"], command_regex="x ([0-9]+)", command_timeout=60.0, baseline=None,
+                  baseline_path="/b.json", save_path="/s.json", min_ratio=0.9, require_gpu=True, timeout=30.0,
+                  ld_library_path=["/usr/local/cuda/lib64"])
+    assert B.BenchmarkRequest.from_params(params, check_mode=True) == B.BenchmarkRequest(
+        path="/v", spec=B.BenchmarkSpec(1000, 10, 3, 100, 4, 1), command=("/v/bin/python", "step.py"), command_regex="x ([0-9]+)",
+        command_timeout=60.0, baseline=None, baseline_path="/b.json", save_path="/s.json", min_ratio=0.9, require_gpu=True,
+        timeout=30.0, ld_library_path=("/usr/local/cuda/lib64",), check_mode=True)
+
+
+def test_request_problems_name_each_bad_value_in_order():
+    request = B.BenchmarkRequest(path="/v", spec=B.BenchmarkSpec(copy_mib=0), timeout=0, command_timeout=-1.0, min_ratio=0,
+                                 command_regex="(a)(b)", ld_library_path=("lib", "/a:/b", "/ok"))
+    assert request.problems() == [
+        "copy_mib must be >= 1, got 0", "timeout must be positive, got 0", "command_timeout must be positive, got -1.0",
+        "min_ratio must be positive, got 0", "command_regex is given but command is empty",
+        "command_regex '(a)(b)' must capture the number in one group, or in a group named 'value'; it has 2 groups",
+        "ld_library_path entry 'lib' is not an absolute folder path", "ld_library_path entry '/a:/b' is not an absolute folder path"]
+    assert B.BenchmarkRequest(path="/v", command=("/bin/true",)).problems() == [
+        "command_regex is required with command: it reads the throughput from the command's output"]
+    assert B.BenchmarkRequest(path="/v").problems() == []
+
+
+def test_benchmark_of_a_bad_request_fails_with_every_problem_and_no_result():
+    runner = RecordingRunner()
+    outcome = B.benchmark(B.BenchmarkRequest(path="/nonexistent", min_ratio=0), runner)
+    assert outcome == B.BenchmarkOutcome({}, failed=True, msg="min_ratio must be positive, got 0")
+    assert runner.calls == []
+
+
+def test_benchmark_of_a_folder_that_is_not_a_venv(tmp_path):
+    outcome = B.benchmark(B.BenchmarkRequest(path=str(tmp_path)), RecordingRunner())
+    assert outcome == B.BenchmarkOutcome(empty_result(), failed=True, msg="path %s is not a venv: no pyvenv.cfg" % tmp_path)
+
+
+def test_benchmark_with_an_unreadable_baseline_path_runs_nothing(tmp_path):
+    root = venv_root(venv_with_torch(tmp_path))
+    runner = RecordingRunner()
+    outcome = B.benchmark(B.BenchmarkRequest(path=root, baseline_path=str(tmp_path / "absent.json")), runner)
+    assert outcome == B.BenchmarkOutcome(empty_result(), failed=True, msg="baseline_path %s cannot be read: No such file or directory"
+                                         % (tmp_path / "absent.json"))
+    assert runner.calls == []
+
+
+def test_benchmark_in_a_real_venv_without_torch_fails_as_broken(tmp_path):
+    root = venv_root(venv_with_torch(tmp_path))
+    outcome = B.benchmark(B.BenchmarkRequest(path=root), SubprocessRunner())
+    assert outcome == B.BenchmarkOutcome(empty_result(), failed=True, msg=(
+        "import torch failed: ModuleNotFoundError: No module named 'torch' in %s: the venv is broken; "
+        "diagnose it with gpuops.cuda_venv.cuda_venv_facts" % root))
+
+
+def test_benchmark_without_a_gpu_skips_with_the_reason_and_saves_nothing(tmp_path):
+    root = venv_root(venv_with_torch(tmp_path, NO_GPU_TORCH))
+    save_path = str(tmp_path / "baseline.json")
+    request = B.BenchmarkRequest(path=root, baseline={"matmul_tflops": 780.0}, save_path=save_path, command=("/bin/true",),
+                                 command_regex="x ([0-9]+)")
+    outcome = B.benchmark(request, SubprocessRunner())
+    assert outcome == B.BenchmarkOutcome(empty_result(versions={"torch": "2.9.1+cu128", "cuda": "12.8"}, baseline={"matmul_tflops": 780.0},
+                                                      summary="skipped: " + NO_GPU_REASON), skipped=True, msg="skipped: " + NO_GPU_REASON)
+    assert not os.path.exists(save_path)
+
+
+def test_benchmark_without_a_gpu_fails_when_one_is_required(tmp_path):
+    root = venv_root(venv_with_torch(tmp_path, NO_GPU_TORCH))
+    outcome = B.benchmark(B.BenchmarkRequest(path=root, require_gpu=True), SubprocessRunner())
+    assert outcome == B.BenchmarkOutcome(empty_result(versions={"torch": "2.9.1+cu128", "cuda": "12.8"}, summary="skipped: " + NO_GPU_REASON),
+                                         failed=True, msg="no GPU to benchmark (require_gpu is true): " + NO_GPU_REASON)
+
+
+def test_no_baseline_note_says_why_nothing_was_compared():
+    assert B.no_baseline_note({}) == "no baseline to compare with"
+    assert B.no_baseline_note({"skipped": True, "msg": "skipped: no GPU"}) == (
+        "no baseline to compare with (the baseline run was skipped: skipped: no GPU)")
+    assert B.no_baseline_note({"skipped": True, "skip_reason": "Conditional result was False"}) == (
+        "no baseline to compare with (the baseline run was skipped: Conditional result was False)")
+    assert B.no_baseline_note({"skipped": True}) == "no baseline to compare with (the baseline run was skipped: no reason given)"
+
+
+# --- the saved record ----------------------------------------------------------------------------------------------
+
+def test_save_record_writes_durably_once_and_never_in_check_mode(tmp_path):
+    path = str(tmp_path / "baseline.json")
+    record = {"metrics": {"copy_gbps": 4301.7}, "venv": "/v"}
+    assert B.save_record(path, record, check_mode=True) is True and os.listdir(str(tmp_path)) == []
+    assert B.save_record(path, record, check_mode=False) is True
+    with open(path, encoding="utf-8") as handle:
+        assert handle.read() == '{\n "metrics": {\n  "copy_gbps": 4301.7\n },\n "venv": "/v"\n}\n'
+    mask = os.umask(0o022)
+    os.umask(mask)
+    assert os.stat(path).st_mode & 0o777 == 0o666 & ~mask
+    assert B.save_record(path, record, check_mode=False) is False
+    assert B.save_record(path, record, check_mode=True) is False
+    assert B.save_record(path, dict(record, venv="/w"), check_mode=True) is True
+    assert B.save_record(path, dict(record, venv="/w"), check_mode=False) is True
+    assert os.listdir(str(tmp_path)) == ["baseline.json"]  # no temporary file left beside it
+    with open(path, encoding="utf-8") as handle:
+        assert json.load(handle)["venv"] == "/w"
+
+
+def test_save_record_into_a_missing_folder_names_it(tmp_path):
+    path = str(tmp_path / "absent" / "baseline.json")
+    with pytest.raises(B.BenchmarkError) as caught:
+        B.save_record(path, {}, check_mode=False)
+    assert str(caught.value) == "save_path %s cannot be written: No such file or directory" % path

@@ -1,0 +1,105 @@
+# -*- coding: utf-8 -*-
+# Copyright: (c) 2026, gpuops.cuda_venv contributors
+# GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
+"""The modules' argument specs, built from one entry per option; choices are the engine's own constants.
+
+Private to the gpuops.cuda_venv collection: not a public API.
+
+Flat in module_utils because it sits above every group: a face's options name what the engine offers.
+Their documentation is plugins/doc_fragments/venv.py (the shared ones) and each module's DOCUMENTATION.
+"""
+
+from __future__ import annotations
+
+import copy
+
+from ansible_collections.gpuops.cuda_venv.plugins.module_utils._act.swap import STRATEGIES
+from ansible_collections.gpuops.cuda_venv.plugins.module_utils._decide.plan import PRUNE_MODES
+from ansible_collections.gpuops.cuda_venv.plugins.module_utils._install.installers import BACKEND_KINDS
+from ansible_collections.gpuops.cuda_venv.plugins.module_utils._read.record_check import MODES as VERIFY_MODES
+from ansible_collections.gpuops.cuda_venv.plugins.module_utils._verify.benchmark import BenchmarkSpec
+
+# probe_timeout: the repair's also bounds probe_command, a check of the user's own (a training step), so it is longer.
+FACTS_PROBE_TIMEOUT = 120
+REPAIR_PROBE_TIMEOUT = 300
+# The benchmark's sizes default to the engine's.
+_SIZES = BenchmarkSpec()
+
+# Options more than one module takes, each with its one spec.
+SHARED = dict(
+    path=dict(type="path", required=True),
+    anchor=dict(type="str", default="torch"),
+    probe=dict(type="bool", default=True),
+    verify=dict(type="str", choices=list(VERIFY_MODES), default="size"),
+    ld_library_path=dict(type="list", elements="path", default=[]),
+)
+
+
+def shared(*names) -> dict:
+    """Fresh copies of the ``SHARED`` entries named (a default list is never shared between two specs)."""
+    return {name: copy.deepcopy(SHARED[name]) for name in names}
+
+
+def facts_arguments() -> dict:
+    """AnsibleModule's keyword arguments for cuda_venv_facts."""
+    spec = dict(
+        **shared("path", "anchor", "probe"),
+        probe_timeout=dict(type="float", default=FACTS_PROBE_TIMEOUT),
+        **shared("verify", "ld_library_path"),
+        gpu=dict(type="bool", default=True),
+    )
+    return dict(argument_spec=spec, supports_check_mode=True)
+
+
+def repair_arguments() -> dict:
+    """AnsibleModule's keyword arguments for cuda_venv_repair."""
+    spec = dict(
+        **shared("path", "anchor"),
+        packages=dict(type="list", elements="str", default=[]),
+        remove=dict(type="list", elements="str", default=[]),
+        prune=dict(type="str", choices=list(PRUNE_MODES), default="cuda"),
+        revert_edits=dict(type="bool", default=False),
+        find_links=dict(type="list", elements="str", default=[]),
+        index_url=dict(type="str", no_log=True),
+        extra_index_urls=dict(type="list", elements="str", default=[], no_log=True),
+        no_index=dict(type="bool", default=False),
+        with_dependencies=dict(type="bool", default=False),
+        backend=dict(type="str", choices=list(BACKEND_KINDS), default="auto"),
+        uv_executable=dict(type="path"),
+        batch_size=dict(type="int", default=4),
+        batch=dict(type="int"),
+        **shared("probe"),
+        probe_command=dict(type="list", elements="str", default=[]),
+        probe_timeout=dict(type="float", default=REPAIR_PROBE_TIMEOUT),
+        installer_timeout=dict(type="float", default=3600),
+        lock_timeout=dict(type="float", default=0),
+        **shared("verify", "ld_library_path"),
+        strategy=dict(type="str", choices=list(STRATEGIES), default="auto"),
+        keep_previous=dict(type="int", default=1),
+        swap_back=dict(type="bool", default=False),
+    )
+    return dict(argument_spec=spec, supports_check_mode=True)
+
+
+def benchmark_arguments() -> dict:
+    """AnsibleModule's keyword arguments for cuda_venv_benchmark."""
+    spec = dict(
+        **shared("path"),
+        matmul_size=dict(type="int", default=_SIZES.matmul_size),
+        matmul_iterations=dict(type="int", default=_SIZES.matmul_iterations),
+        warmup_iterations=dict(type="int", default=_SIZES.warmup_iterations),
+        copy_mib=dict(type="int", default=_SIZES.copy_mib),
+        copy_iterations=dict(type="int", default=_SIZES.copy_iterations),
+        device=dict(type="int", default=_SIZES.device),
+        command=dict(type="list", elements="str", default=[]),
+        command_regex=dict(type="str"),
+        command_timeout=dict(type="float", default=600),
+        baseline=dict(type="dict"),
+        baseline_path=dict(type="path"),
+        save_path=dict(type="path"),
+        min_ratio=dict(type="float", default=0.95),
+        require_gpu=dict(type="bool", default=False),
+        timeout=dict(type="float", default=600),
+        **shared("ld_library_path"),
+    )
+    return dict(argument_spec=spec, supports_check_mode=True, mutually_exclusive=[("baseline", "baseline_path")])

@@ -1,0 +1,83 @@
+# -*- coding: utf-8 -*-
+# Copyright: (c) 2026, gpuops.cuda_venv contributors
+# GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
+"""Tests for request: the repair module's params checked (each bad value named) and made into one repair."""
+
+from __future__ import annotations
+
+import pytest
+
+from ansible_collections.gpuops.cuda_venv.plugins.module_utils._act.request import repair_from_params, request_problems
+from ansible_collections.gpuops.cuda_venv.plugins.module_utils._core.errors import CudaVenvError
+from ansible_collections.gpuops.cuda_venv.plugins.module_utils._core.runner import SubprocessRunner
+from ansible_collections.gpuops.cuda_venv.plugins.module_utils._options import repair_arguments
+
+NAME_RULE = "letters, digits, '.', '_' and '-' only"
+ARGUMENT_SPEC = repair_arguments()["argument_spec"]
+
+
+def params(**overrides):
+    """Module params as AnsibleModule hands them to main(): every default, numbers converted to their types."""
+    values = {key: spec.get("default") for key, spec in ARGUMENT_SPEC.items()}
+    for key, spec in ARGUMENT_SPEC.items():
+        if spec["type"] == "float" and values[key] is not None:
+            values[key] = float(values[key])
+    values["path"] = "/venvs/train"
+    values.update(overrides)
+    return values
+
+
+# --- request_problems --------------------------------------------------------------------------------------------
+
+def test_defaults_are_valid():
+    assert request_problems(params()) == []
+
+
+@pytest.mark.parametrize("overrides, problems", [
+    (dict(batch_size=0), ["batch_size must be >= 1, got 0"]),
+    (dict(batch_size=-3), ["batch_size must be >= 1, got -3"]),
+    (dict(batch=0), ["batch must be >= 1, got 0"]),
+    (dict(lock_timeout=-1.0), ["lock_timeout must be >= 0, got -1.0"]),
+    (dict(probe_timeout=0.0), ["probe_timeout must be positive, got 0.0"]),
+    (dict(installer_timeout=-5.0), ["installer_timeout must be positive, got -5.0"]),
+    (dict(remove=["a;b"]), ["invalid distribution name 'a;b': " + NAME_RULE]),
+    (dict(remove=["$(x)"]), ["invalid distribution name '$(x)': " + NAME_RULE]),
+    (dict(remove=["-e"]), ["invalid distribution name '-e': " + NAME_RULE]),  # never an installer option
+    (dict(remove=["sgl-kernel", "x y"]), ["invalid distribution name 'x y': " + NAME_RULE]),
+    (dict(packages=["torch==="]),
+     ["invalid requirement 'torch===': Expected semicolon (after name with no version specifier) or end"]),
+    (dict(anchor="my anchor"), ["invalid distribution name 'my anchor': " + NAME_RULE]),
+    (dict(batch_size=0, batch=0, probe_timeout=0.0, lock_timeout=-1.0, remove=["a;b"], anchor="t t", packages=["torch==="]),
+     ["batch_size must be >= 1, got 0", "batch must be >= 1, got 0", "probe_timeout must be positive, got 0.0",
+      "lock_timeout must be >= 0, got -1.0", "invalid distribution name 'a;b': " + NAME_RULE,
+      "invalid distribution name 't t': " + NAME_RULE,
+      "invalid requirement 'torch===': Expected semicolon (after name with no version specifier) or end"]),
+])
+def test_validate_names_each_bad_option(overrides, problems):
+    assert request_problems(params(**overrides)) == problems
+
+
+@pytest.mark.parametrize("overrides", [
+    dict(batch_size=1, batch=1, lock_timeout=0.0),
+    dict(remove=["sgl-kernel", "flash_attn", "ruamel.yaml", "A1"], anchor="vllm"),
+    dict(packages=["torch==2.9.1", 'nvidia-cudnn-cu12==9.10.2.21; platform_system == "Linux"',
+                   "cuda-toolkit[cublas,curand]==13.0.3"]),
+])
+def test_valid_options(overrides):
+    assert request_problems(params(**overrides)) == []
+
+
+# --- repair_from_params -------------------------------------------------------------------------------------------
+
+def test_bad_params_fail_before_anything_is_read(tmp_path):
+    with pytest.raises(CudaVenvError) as caught:
+        repair_from_params(params(path=str(tmp_path / "absent"), batch_size=0, remove=["a;b"]), SubprocessRunner())
+    assert str(caught.value) == "batch_size must be >= 1, got 0; invalid distribution name 'a;b': " + NAME_RULE
+    assert caught.value.result == {}
+
+
+def test_an_error_never_carries_a_secret_of_the_wheel_sources(tmp_path):
+    with pytest.raises(CudaVenvError) as caught:
+        repair_from_params(params(path=str(tmp_path / "p4ss"), index_url="https://u:p4ss@host.invalid/simple"),
+                           SubprocessRunner(), check_mode=True)
+    assert str(caught.value) == "path %s does not exist" % (tmp_path / "***")

@@ -1,0 +1,47 @@
+# -*- coding: utf-8 -*-
+# Copyright: (c) 2026, gpuops.cuda_venv contributors
+# GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
+"""Tests for _options: each module's spec from the shared entries, choices from the engine, no default shared."""
+
+from __future__ import annotations
+
+from ansible_collections.gpuops.cuda_venv.plugins.module_utils import _options
+from ansible_collections.gpuops.cuda_venv.plugins.module_utils._act.swap import STRATEGIES
+from ansible_collections.gpuops.cuda_venv.plugins.module_utils._decide.plan import PRUNE_MODES
+from ansible_collections.gpuops.cuda_venv.plugins.module_utils._install.installers import BACKEND_KINDS
+from ansible_collections.gpuops.cuda_venv.plugins.module_utils._read.record_check import MODES
+
+FACTS = _options.facts_arguments()["argument_spec"]
+REPAIR = _options.repair_arguments()["argument_spec"]
+BENCHMARK = _options.benchmark_arguments()["argument_spec"]
+
+
+def test_shared_options_have_one_spec_everywhere_but_probe_timeout():
+    for spec in (FACTS, REPAIR, BENCHMARK):
+        for name in set(spec) & set(_options.SHARED):
+            assert spec[name] == _options.SHARED[name], name
+    assert set(_options.SHARED) == (set(FACTS) & set(REPAIR)) - {"probe_timeout"}
+    assert (FACTS["probe_timeout"]["default"], REPAIR["probe_timeout"]["default"]) == (120, 300)
+
+
+def test_choices_are_the_engines():
+    assert FACTS["verify"]["choices"] == REPAIR["verify"]["choices"] == list(MODES)
+    assert REPAIR["prune"]["choices"] == list(PRUNE_MODES)
+    assert REPAIR["backend"]["choices"] == list(BACKEND_KINDS)
+    assert REPAIR["strategy"]["choices"] == list(STRATEGIES)
+
+
+def test_no_two_specs_share_a_default_list():
+    FACTS["ld_library_path"]["default"].append("/changed")
+    try:
+        assert _options.facts_arguments()["argument_spec"]["ld_library_path"]["default"] == []
+        assert REPAIR["ld_library_path"]["default"] == BENCHMARK["ld_library_path"]["default"] == []
+    finally:
+        FACTS["ld_library_path"]["default"].remove("/changed")
+
+
+def test_module_keyword_arguments():
+    assert _options.benchmark_arguments()["mutually_exclusive"] == [("baseline", "baseline_path")]
+    for arguments in (_options.facts_arguments, _options.repair_arguments, _options.benchmark_arguments):
+        assert arguments()["supports_check_mode"] is True
+    assert list(FACTS) == ["path", "anchor", "probe", "probe_timeout", "verify", "ld_library_path", "gpu"]
