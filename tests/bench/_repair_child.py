@@ -18,10 +18,12 @@ from ansible_collections.gpuops.cuda_venv.plugins.module_utils._decide.plan impo
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._act.repair import RepairOptions, repair
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._core.runner import SubprocessRunner
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._read.venv_layout import read_layout
+from ansible_collections.gpuops.cuda_venv.plugins.module_utils._options import repair_arguments
 
-# The module's defaults (ARGUMENT_SPEC of plugins/modules/cuda_venv_repair.py).
-PROBE_TIMEOUT = 300.0
-INSTALLER_TIMEOUT = 3600.0
+# The module's defaults (plugins/module_utils/_options.py, repair_arguments).
+_SPEC = repair_arguments()["argument_spec"]
+PROBE_TIMEOUT = float(_SPEC["probe_timeout"]["default"])
+INSTALLER_TIMEOUT = float(_SPEC["installer_timeout"]["default"])
 
 
 def main(argv) -> int:
