@@ -332,6 +332,7 @@ import re
 from ansible.module_utils.basic import AnsibleModule, missing_required_lib
 
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._core.errors import CudaVenvError
+from ansible_collections.gpuops.cuda_venv.plugins.module_utils._core.names import DISTRIBUTION_NAME
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._install.install_guard import InstallCheck
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._install.installers import WheelSources, recorded_installer, select_backend
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._read.observe import FactsOptions
@@ -373,7 +374,7 @@ ARGUMENT_SPEC = dict(
     swap_back=dict(type="bool", default=False),
 )
 
-_NAME = re.compile(r"^[A-Za-z0-9](?:[A-Za-z0-9._-]*[A-Za-z0-9])?$")
+_NAME = re.compile(r"^%s$" % DISTRIBUTION_NAME)
 
 
 def validate(params) -> list:
