@@ -1,5 +1,5 @@
 """Fuzz the readers of untrusted bytes: RECORD, METADATA and dist-info names (read_distributions, entry_location,
-check_distribution) and ELF files (read_elf, read_elf_ident).
+check_all) and ELF files (read_elf, read_elf_ident).
 
 Contract: dist-info reading never raises; every problem is recorded in ``Distribution.problems`` (each non-blank
 RECORD line gives an entry or a problem naming its line). ELF reading returns an ElfInfo or raises ElfError or
@@ -24,7 +24,7 @@ from reliability_tools import FULL, ROOT
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._read.distributions import (
     RECORD_LIMIT, entry_location, read_distributions)
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._read.elf import ElfError, ElfInfo, read_elf, read_elf_ident
-from ansible_collections.gpuops.cuda_venv.plugins.module_utils._read.record_check import check_distribution
+from ansible_collections.gpuops.cuda_venv.plugins.module_utils._read.record_check import check_all
 from ansible_collections.gpuops.cuda_venv.tests.support.elf_helpers import GCC, build_so, synthetic_elf
 
 EXAMPLES = int(os.environ.get("CUDA_VENV_FUZZ_EXAMPLES", "100"))
@@ -112,7 +112,7 @@ def test_record_reading_never_raises_and_accounts_for_every_line(record):
                 assert "leaves the venv" in problem
             else:
                 assert location.startswith(root + os.sep)
-        check_distribution(dist, root, "hash")
+        check_all([dist], root, "hash", workers=1)
 
 
 METADATA_BYTES = st.one_of(
@@ -254,5 +254,5 @@ def test_offsets_beyond_any_file_are_an_elf_error(tmp_path, field):
 def test_record_path_with_a_nul_byte_is_a_problem_not_a_crash(tmp_path):
     root, site = _site_with(str(tmp_path), record=b"pkg/__init__.py,,0\npkg/\x00evil,,\n", metadata=b"Name: fuzz\nVersion: 1.0\n")
     dist = _read_one(site)
-    check_distribution(dist, root, "hash")
+    check_all([dist], root, "hash", workers=1)
     assert any("RECORD line 2" in p for p in dist.problems)

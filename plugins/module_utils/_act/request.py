@@ -16,6 +16,7 @@ from typing import List
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._act.repair import RepairOptions, repair
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._act.swap import finish_missing_root
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._core.errors import CudaVenvError
+from ansible_collections.gpuops.cuda_venv.plugins.module_utils._core.names import DISTRIBUTION_NAME
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._core.redact import redact
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._decide.plan import DesiredState
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._install.install_guard import InstallCheck
@@ -26,7 +27,7 @@ from ansible_collections.gpuops.cuda_venv.plugins.module_utils._read.requirement
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._read.venv_layout import read_layout
 
 # What remove and anchor may hold: a distribution name, never an installer option or a shell word.
-_NAME = re.compile(r"^[A-Za-z0-9](?:[A-Za-z0-9._-]*[A-Za-z0-9])?$")
+_NAME = re.compile(r"^%s$" % DISTRIBUTION_NAME)
 
 
 def request_problems(params: dict) -> List[str]:

@@ -20,7 +20,7 @@ from concurrent.futures import ThreadPoolExecutor
 
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._act import repair
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._core.crash_points import crash_point
-from ansible_collections.gpuops.cuda_venv.plugins.module_utils._read.distributions import canonical_name
+from ansible_collections.gpuops.cuda_venv.plugins.module_utils._core.names import canonical_name
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._core.errors import CudaVenvError
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._act.journal import Journal
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._read.observe import observe, without_probe

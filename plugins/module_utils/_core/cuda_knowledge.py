@@ -14,6 +14,8 @@ from __future__ import annotations
 import re
 from typing import Iterable, Optional, Sequence, Tuple
 
+from ansible_collections.gpuops.cuda_venv.plugins.module_utils._core.names import canonical_name
+
 # Sonames of CUDA libraries (toolkit components, cuDNN, NCCL, NVSHMEM, the driver).
 CUDA_SONAME = re.compile(
     r"^lib(cudart|cublas|cublasLt|nvblas|cudnn\w*|cufft\w*|curand|cusolver\w*|cusparse|cusparseLt|nccl|"
@@ -123,7 +125,7 @@ def cuda_major(key: str, version: str, paths: Iterable[str], provided: Iterable[
         if head.isdigit():
             return int(head), "version"
     for requirement in requires:
-        name = re.split(r"[\s;\[<>=!~(]", requirement.strip(), maxsplit=1)[0].lower().replace("_", "-")
+        name = canonical_name(re.split(r"[\s;\[<>=!~(]", requirement.strip(), maxsplit=1)[0])
         dep_major = name_major(name)
         if dep_major is not None and (is_cuda_distribution(name) or name in KNOWN_CUDA_CONSUMERS):
             return dep_major, "dependency %s" % name

@@ -15,7 +15,7 @@ import json
 import os
 import signal
 import subprocess
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Mapping, Optional, Protocol, Sequence
 
 # Pinned locale so that parsed tool output does not depend on the node's settings.
@@ -50,7 +50,6 @@ class SubprocessRunner:
     """Run argv lists with subprocess; kill the whole process group on timeout."""
 
     default_timeout: Optional[float] = None
-    calls: list = field(default_factory=list)
 
     def run(
         self,
@@ -64,7 +63,6 @@ class SubprocessRunner:
     ) -> CommandResult:
         """``pass_fds``: descriptors the child inherits (the venv lock, so an orphaned installer keeps it)."""
         argv = tuple(str(a) for a in argv)
-        self.calls.append(argv)
         limit = timeout if timeout is not None else self.default_timeout
         try:
             # Not AnsibleModule.run_command: the engine runs without a module (tests, filters) and needs

@@ -20,7 +20,7 @@ from ansible_collections.gpuops.cuda_venv.plugins.module_utils._decide.findings 
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._read.gpu import (
     COMPATIBLE, MINOR_BEHIND, GpuError, driver_compatibility, minimum_driver_for)
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._decide.scope import cuda_scope
-from ansible_collections.gpuops.cuda_venv.plugins.module_utils._install.wheel_paths import is_shared_object
+from ansible_collections.gpuops.cuda_venv.plugins.module_utils._core.names import is_shared_object
 
 _EXAMPLES = 3
 _LIBRARIES = 8

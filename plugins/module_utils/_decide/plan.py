@@ -19,13 +19,14 @@ Invariants (docs/REPAIR.md):
 from __future__ import annotations
 
 import os
-import re
 from dataclasses import dataclass
 from typing import Dict, List, Optional, Sequence, Set, Tuple
 
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._core import cuda_knowledge as cuda
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._decide import findings as F
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._core.errors import CudaVenvError
+from ansible_collections.gpuops.cuda_venv.plugins.module_utils._core.names import canonical_name
+from ansible_collections.gpuops.cuda_venv.plugins.module_utils._read.distributions import Distribution, label_key
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._decide.scope import cuda_scope
 
 PRUNE_MODES = ("cuda", "none", "all")
@@ -125,8 +126,8 @@ def make_plan(obs, findings: Sequence, desired: DesiredState) -> Plan:
 
 # --- what to remove ------------------------------------------------------------------------------------------
 
-def _installed(obs) -> Dict[str, object]:
-    by_key: Dict[str, object] = {}
+def _installed(obs) -> Dict[str, Distribution]:
+    by_key: Dict[str, Distribution] = {}
     for dist in obs.distributions:
         by_key.setdefault(dist.key, dist)
     return by_key
@@ -136,7 +137,7 @@ def _removals(obs, desired: DesiredState, declared: Set[str], by_key) -> Dict[st
     """canonical name -> why it goes."""
     removals: Dict[str, str] = {}
     for name in desired.remove:
-        key = _canonical(name)
+        key = canonical_name(name)
         if key in declared:
             raise PlanError("cannot remove %s: %s requires it (it is in the declared set)" % (name, obs.options.anchor))
         if key in by_key:
@@ -189,7 +190,7 @@ def _co_owners(obs, removals: Dict[str, str], by_key) -> Dict[str, Set[str]]:
     """removed name -> kept names that list one of its paths (they must be reinstalled after it goes)."""
     result: Dict[str, Set[str]] = {}
     for conflict in obs.conflicts:
-        keys = {_label_key(label) for label in conflict.owners}
+        keys = {label_key(label) for label in conflict.owners}
         gone = keys & set(removals)
         kept = keys - set(removals)
         for key in gone:
@@ -211,7 +212,7 @@ def _damaged(obs, findings, by_key, scope: Optional[Dict[str, str]]) -> Dict[str
             damaged[dist.key] = "%d file(s) modified (RECORD_MODIFIED_FILES)" % len(state.modified)
     for finding in findings:
         if finding.code == F.RUNTIME_LIBRARY_MISMATCH and finding.details.get("distribution"):
-            key = _canonical(finding.details["distribution"])
+            key = canonical_name(finding.details["distribution"])
             damaged.setdefault(key, "runs another library version (RUNTIME_LIBRARY_MISMATCH)")
     return damaged
 
@@ -325,18 +326,6 @@ def _remove(dist, reason: str, outside) -> Action:
 
 def _reinstall(dist, reason: str) -> Action:
     return Action("reinstall", dist.key, "%s==%s" % (dist.name, dist.version), reason)
-
-
-def _canonical(name: str) -> str:
-    return re.sub(r"[-_.]+", "-", name).lower()
-
-
-def _label_key(label: str) -> str:
-    return _canonical(label.split(" ", 1)[0])
-
-
-def removal_targets(plan: Plan) -> List[str]:
-    return [a.name for b in plan.batches for a in b.actions if a.kind == "remove"]
 
 
 def predicted_inventory(before: Dict[str, str], plan: Plan) -> Dict[str, Optional[str]]:

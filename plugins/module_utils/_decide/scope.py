@@ -19,10 +19,10 @@ model library): a warning, reinstalled only when the user asks (``revert_edits``
 from __future__ import annotations
 
 import os
-from typing import Dict, Optional
+from typing import Dict
 
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._core import cuda_knowledge as cuda
-from ansible_collections.gpuops.cuda_venv.plugins.module_utils._read.distributions import canonical_name
+from ansible_collections.gpuops.cuda_venv.plugins.module_utils._read.distributions import label_key
 
 
 def cuda_scope(obs) -> Dict[str, str]:
@@ -31,7 +31,7 @@ def cuda_scope(obs) -> Dict[str, str]:
     keys = {dist.key for dist in obs.distributions}
     for conflict in obs.conflicts:
         for label in conflict.owners:
-            scope.setdefault(_key_of_label(label), "shares paths with another wheel")
+            scope.setdefault(label_key(label), "shares paths with another wheel")
     for key in keys:
         if cuda.colliding_partner(key):
             scope.setdefault(key, "installs the same paths as %s" % cuda.colliding_partner(key))
@@ -53,11 +53,6 @@ def cuda_scope(obs) -> Dict[str, str]:
     return {key: why for key, why in scope.items() if key in keys}
 
 
-def outside_scope(obs, dist, scope: Optional[Dict[str, str]] = None) -> bool:
-    """True when ``dist`` is outside the CUDA repair's scope (see cuda_scope)."""
-    return dist.key not in (scope if scope is not None else cuda_scope(obs))
-
-
 def _import_paths(obs):
     graph = obs.import_graph
     if graph is None:
@@ -75,7 +70,3 @@ def _unresolved_sonames(obs):
         return set()
     return {res.soname for resolutions in graph.resolutions.values() for res in resolutions
             if res.path is None or res.error}
-
-
-def _key_of_label(label: str) -> str:
-    return canonical_name(label.split(" ", 1)[0])

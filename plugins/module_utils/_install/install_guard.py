@@ -36,9 +36,10 @@ from typing import Callable, Dict, List, Optional, Sequence, Tuple
 
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._core import cuda_knowledge as cuda
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._decide import findings as F
-from ansible_collections.gpuops.cuda_venv.plugins.module_utils._read.distributions import canonical_name, locate_entries
+from ansible_collections.gpuops.cuda_venv.plugins.module_utils._read.distributions import locate_entries
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._core.errors import CudaVenvError
-from ansible_collections.gpuops.cuda_venv.plugins.module_utils._install.installers import InstallerError
+from ansible_collections.gpuops.cuda_venv.plugins.module_utils._core.names import canonical_name
+from ansible_collections.gpuops.cuda_venv.plugins.module_utils._install.installers import Backend, InstallerError, WheelSources
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._decide.plan import Action, Plan
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._install.wheel_fetch import FetchError, download, resolve
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._install.wheel_paths import (
@@ -60,15 +61,15 @@ class InstallRefused(CudaVenvError):
 
 @dataclass(frozen=True)
 class InstallCheck:
-    """What the check needs from the user: the wheel sources (a WheelSources), the ``packages`` requirements, and
-    whether a new ``packages`` entry brings its dependencies."""
+    """What the check needs from the user: the wheel sources, the ``packages`` requirements, and whether a new
+    ``packages`` entry brings its dependencies."""
 
-    sources: object
+    sources: WheelSources
     packages: Tuple[str, ...] = ()
     with_dependencies: bool = False
 
 
-def guard_plan(obs, plan: Plan, check: Optional[InstallCheck], backend: Callable[[], object], state_dir: str,
+def guard_plan(obs, plan: Plan, check: Optional[InstallCheck], backend: Callable[[], Backend], state_dir: str,
                check_mode: bool, secrets: Sequence[str] = ()) -> Plan:
     """``plan`` (with resolved dependencies added, and planned replacements said in the install reasons) once
     every wheel it installs is known to overwrite nothing; raises InstallRefused (or FetchError) otherwise.
@@ -84,7 +85,7 @@ def guard_plan(obs, plan: Plan, check: Optional[InstallCheck], backend: Callable
                              % exc, (), plan) from None
 
 
-def _guard(obs, plan: Plan, check: InstallCheck, backend, state_dir: str, check_mode: bool, secrets) -> Plan:
+def _guard(obs, plan: Plan, check: InstallCheck, backend: Callable[[], Backend], state_dir: str, check_mode: bool, secrets) -> Plan:
     if check.with_dependencies:
         plan = _with_dependencies(obs, plan, check, backend(), check_mode, secrets)
     wanted = [a for b in plan.batches for a in b.actions if a.kind != "remove"]
@@ -103,11 +104,11 @@ def _guard(obs, plan: Plan, check: InstallCheck, backend, state_dir: str, check_
 
 # --- which wheel each action installs --------------------------------------------------------------------------
 
-def _local_only(sources) -> bool:
+def _local_only(sources: WheelSources) -> bool:
     return bool(sources.no_index) and local_folders(sources.find_links) is not None
 
 
-def _wheel_files(obs, actions, sources, backend, folder, check_mode, secrets) -> Dict[str, str]:
+def _wheel_files(obs, actions, sources: WheelSources, backend: Callable[[], Backend], folder, check_mode, secrets) -> Dict[str, str]:
     """name -> the wheel file its install or reinstall action gets; a wheel the sources do not offer is left out:
     it cannot be installed, so it overwrites nothing (its batch is unfixable, repair)."""
     tags = supported_tags(_python_version(obs), obs.interpreter.marker_env.get("implementation_name", "cpython"))
@@ -196,7 +197,7 @@ class _download_folder:  # pylint: disable=invalid-name
 
 # --- dependencies resolved by the installer --------------------------------------------------------------------
 
-def _with_dependencies(obs, plan: Plan, check: InstallCheck, backend, check_mode, secrets) -> Plan:
+def _with_dependencies(obs, plan: Plan, check: InstallCheck, backend: Backend, check_mode, secrets) -> Plan:
     """Each install of a ``packages`` entry that is not installed yet, followed in its batch by the pinned installs
     of what the installer resolves for it (what the plan installs already is left as planned)."""
     installed = {d.key for d in obs.distributions}

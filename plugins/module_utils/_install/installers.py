@@ -31,12 +31,13 @@ import os
 import re
 import sys
 from dataclasses import dataclass
-from typing import Iterable, Mapping, Optional, Sequence
+from typing import Iterable, Mapping, Optional, Protocol, Sequence
 from urllib.parse import unquote, urlsplit
 
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._core.errors import CudaVenvError
+from ansible_collections.gpuops.cuda_venv.plugins.module_utils._core.names import DISTRIBUTION_NAME, canonical_name
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._core.redact import redact, redact_result
-from ansible_collections.gpuops.cuda_venv.plugins.module_utils._core.runner import C_LOCALE
+from ansible_collections.gpuops.cuda_venv.plugins.module_utils._core.runner import C_LOCALE, CommandResult, Runner
 
 BACKEND_KINDS = ("auto", "pip", "uv")
 
@@ -44,7 +45,7 @@ BACKEND_KINDS = ("auto", "pip", "uv")
 # interpreter imports; the rest install somewhere other than the venv.
 DROPPED_ENV = ("PYTHONPATH", "PYTHONHOME", "PIP_TARGET", "PIP_PREFIX", "PIP_ROOT", "PIP_USER")
 
-_NAME = re.compile(r"\s*([A-Za-z0-9](?:[A-Za-z0-9._-]*[A-Za-z0-9])?)")
+_NAME = re.compile(r"\s*(%s)" % DISTRIBUTION_NAME)
 _ARCHIVE_SUFFIXES = (".whl", ".zip", ".tar.gz", ".tgz", ".tar.bz2")
 
 
@@ -103,11 +104,6 @@ def installer_env(environ: Optional[Mapping[str, str]] = None) -> dict:
     return env
 
 
-def canonical_name(name: str) -> str:
-    """PEP 503 normalised project name."""
-    return re.sub(r"[-_.]+", "-", name).lower()
-
-
 def requirement_name(requirement: str) -> Optional[str]:
     """The canonical project name a requirement starts with, or None."""
     match = _NAME.match(requirement)
@@ -151,26 +147,58 @@ def _check_reinstall(requirements: tuple, reinstall: Iterable[str]) -> tuple:
     return reinstall
 
 
+class Backend(Protocol):
+    """An installer backend (PipBackend, UvBackend, made by select_backend): what the repair and the wheel check use.
+
+    Every ``CommandResult`` it returns is redacted; a failed install is returned, not raised.
+    """
+
+    name: str  # "pip" or "uv"
+    python: str  # the venv's interpreter
+    uv: Optional[str]  # the uv executable; None for pip
+    runner: Runner
+    sources: WheelSources
+    timeout: Optional[float]
+    environ: Optional[Mapping[str, str]]  # the caller's environment installers start from (None: os.environ)
+    pass_fds: Sequence[int]  # descriptors installers inherit: the repair passes its venv lock
+
+    def install(self, requirements: Sequence[str], *, reinstall: Iterable[str] = (), no_deps: bool = True) -> CommandResult:
+        """Install requirements by name from the wheel sources; ``reinstall``: all of them, or none."""
+
+    def uninstall(self, names: Sequence[str]) -> CommandResult:
+        """Remove distributions by name."""
+
+    def version(self) -> str:
+        """The installer's version; raises ``InstallerError`` when it does not run."""
+
+    def not_found(self, result: CommandResult) -> list:
+        """Canonical names of the requirements a failed install says its wheel sources do not offer."""
+
+    def describe_sources(self) -> str:
+        """The wheel sources searched, as a person reads them."""
+
+
 class _Backend:
     """What both backends share: validation, the runner, the environment and redaction."""
 
     name = ""
+    uv: Optional[str] = None
     _NOT_FOUND: tuple = ()
 
-    def __init__(self, python: str, runner, sources: Optional[WheelSources] = None,
+    def __init__(self, python: str, runner: Runner, sources: Optional[WheelSources] = None,
                  timeout: Optional[float] = None, environ: Optional[Mapping[str, str]] = None):
         self.python = python
         self.runner = runner
         self.sources = sources or WheelSources()
         self.timeout = timeout
         self.environ = environ
-        self.pass_fds = ()  # descriptors installers inherit: the repair passes its venv lock
+        self.pass_fds: Sequence[int] = ()  # descriptors installers inherit: the repair passes its venv lock
 
-    def uninstall(self, names: Sequence[str]):
+    def uninstall(self, names: Sequence[str]) -> CommandResult:
         """Remove distributions by name; the redacted ``CommandResult``."""
         return self._run(self._uninstall_argv(_check_by_name(names, "uninstall")))
 
-    def install(self, requirements: Sequence[str], *, reinstall: Iterable[str] = (), no_deps: bool = True):
+    def install(self, requirements: Sequence[str], *, reinstall: Iterable[str] = (), no_deps: bool = True) -> CommandResult:
         """Install requirements by name from the wheel sources; the redacted ``CommandResult``.
 
         ``reinstall`` names the requirements to force-reinstall (all of them, or
@@ -184,7 +212,7 @@ class _Backend:
         """The installer's version; raises ``InstallerError`` when it does not run."""
         raise NotImplementedError
 
-    def not_found(self, result) -> list:
+    def not_found(self, result: CommandResult) -> list:
         """Canonical names of the requirements a failed install says its wheel sources do not offer."""
         text = "%s\n%s" % (result.stdout or "", result.stderr or "")
         return sorted({canonical_name(m) for pattern in self._NOT_FOUND for m in re.findall(pattern, text)})
@@ -205,7 +233,7 @@ class _Backend:
     def _install_argv(self, requirements: tuple, reinstall: tuple, no_deps: bool) -> list:
         raise NotImplementedError
 
-    def _run(self, argv: Sequence[str]):
+    def _run(self, argv: Sequence[str]) -> CommandResult:
         result = self.runner.run(list(argv), env=installer_env(self.environ), timeout=self.timeout, pass_fds=self.pass_fds)
         return redact_result(result, self.sources.secrets())
 
@@ -219,7 +247,9 @@ class _Backend:
         return match.group(1)
 
 
-def _source_args(sources: WheelSources, index_flag: str, extra_index_flag: str) -> list:
+def source_args(sources: WheelSources, uv: bool = False) -> list:
+    """The wheel-source options of ``sources`` as installs and fetches get them, for pip or (``uv``) for uv."""
+    index_flag, extra_index_flag = ("--default-index", "--index") if uv else ("--index-url", "--extra-index-url")
     args = ["--no-index"] if sources.no_index else []
     if sources.index_url:
         args += [index_flag, sources.index_url]
@@ -250,7 +280,7 @@ class PipBackend(_Backend):
         argv = self._pip() + ["install", "--no-input", "--disable-pip-version-check"]
         argv += ["--no-deps"] if no_deps else []
         argv += ["--force-reinstall"] if reinstall else []
-        argv += _source_args(self.sources, "--index-url", "--extra-index-url")
+        argv += source_args(self.sources)
         return argv + ["--"] + list(requirements)
 
     def version(self) -> str:
@@ -263,7 +293,7 @@ class UvBackend(_Backend):
     name = "uv"
     _NOT_FOUND = (r"\b([A-Za-z0-9][A-Za-z0-9._-]*) was not found in the", r"there is no version of ([A-Za-z0-9][A-Za-z0-9._-]*)")
 
-    def __init__(self, uv: str, python: str, runner, sources: Optional[WheelSources] = None,
+    def __init__(self, uv: str, python: str, runner: Runner, sources: Optional[WheelSources] = None,
                  timeout: Optional[float] = None, environ: Optional[Mapping[str, str]] = None):
         super().__init__(python, runner, sources, timeout, environ)
         self.uv = uv
@@ -278,7 +308,7 @@ class UvBackend(_Backend):
         argv += ["--no-deps"] if no_deps else []
         for name in reinstall:
             argv += ["--reinstall-package", name]
-        argv += _source_args(self.sources, "--default-index", "--index")
+        argv += source_args(self.sources, uv=True)
         return argv + ["--"] + list(requirements)
 
     def version(self) -> str:
@@ -324,10 +354,10 @@ def _executable(path: str) -> bool:
     return os.path.isfile(path) and os.access(path, os.X_OK)
 
 
-def select_backend(kind: str, python: str, runner, sources: Optional[WheelSources] = None,
+def select_backend(kind: str, python: str, runner: Runner, sources: Optional[WheelSources] = None,
                    uv_path: Optional[str] = None, timeout: Optional[float] = None,
                    environ: Optional[Mapping[str, str]] = None, recorded: Optional[str] = None,
-                   has_pip: bool = True, own_python: Optional[str] = None):
+                   has_pip: bool = True, own_python: Optional[str] = None) -> Backend:
     """The backend for ``kind`` ("auto", "pip" or "uv"), checked to run (its version is queried).
 
     ``auto`` follows the installer the venv's distributions record (``recorded``, see recorded_installer): a venv

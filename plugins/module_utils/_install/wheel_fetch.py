@@ -23,9 +23,11 @@ import sys
 from typing import List, Sequence, Tuple
 
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._core.errors import CudaVenvError
-from ansible_collections.gpuops.cuda_venv.plugins.module_utils._install.installers import (
-    PipBackend, _source_args, canonical_name, installer_env, requirement_name)
+from ansible_collections.gpuops.cuda_venv.plugins.module_utils._core.names import canonical_name
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._core.redact import redact, redact_result
+from ansible_collections.gpuops.cuda_venv.plugins.module_utils._core.runner import CommandResult
+from ansible_collections.gpuops.cuda_venv.plugins.module_utils._install.installers import (
+    Backend, PipBackend, installer_env, requirement_name, source_args)
 
 _UV_PLANNED = re.compile(r"^\s*\+\s+([A-Za-z0-9][A-Za-z0-9._-]*)==(\S+)\s*$")
 _PIP_OPTIONS = ["--no-input", "--disable-pip-version-check"]
@@ -35,12 +37,7 @@ class FetchError(CudaVenvError):
     """The installer could not resolve or fetch what the plan installs (message redacted, names the request)."""
 
 
-def source_args(sources, uv: bool = False) -> list:
-    """The wheel-source options of ``sources`` (a WheelSources) as the installs get them, for pip or for uv."""
-    return _source_args(sources, "--default-index", "--index") if uv else _source_args(sources, "--index-url", "--extra-index-url")
-
-
-def resolve(backend, requirements: Sequence[str], check_mode: bool, secrets: Sequence[str]) -> List[Tuple[str, str]]:
+def resolve(backend: Backend, requirements: Sequence[str], check_mode: bool, secrets: Sequence[str]) -> List[Tuple[str, str]]:
     """(canonical name, version) of every wheel the installer would install for ``requirements`` with their
     dependencies, into the venv as it is (what is already satisfied is left out)."""
     if backend.name == "uv":
@@ -60,7 +57,7 @@ def resolve(backend, requirements: Sequence[str], check_mode: bool, secrets: Seq
             ", ".join(requirements), redact(result.stdout[:200], secrets))) from None
 
 
-def download(backend, requirements: Sequence[str], dest: str, interpreter, check_mode: bool,
+def download(backend: Backend, requirements: Sequence[str], dest: str, interpreter, check_mode: bool,
              secrets: Sequence[str]) -> List[str]:
     """Fetch the wheel of each requirement (no dependencies, wheels only) into ``dest`` with pip; returns the
     requirements the wheel sources do not offer (pip's ``No matching distribution found``), fetched without them."""
@@ -82,7 +79,7 @@ def download(backend, requirements: Sequence[str], dest: str, interpreter, check
     return missing
 
 
-def _pip_for(backend, secrets) -> list:
+def _pip_for(backend: Backend, secrets: Sequence[str]) -> list:
     """``python -I -m pip`` of the venv when it has pip (always with the pip backend), else of this module's Python."""
     candidates = [backend.python] if backend.name == "pip" else [backend.python, sys.executable]
     for python in candidates:
@@ -107,14 +104,14 @@ def _target_args(interpreter) -> list:
     return args
 
 
-def _run(backend, argv: list, secrets: Sequence[str], check: bool = True):
+def _run(backend: Backend, argv: list, secrets: Sequence[str], check: bool = True) -> CommandResult:
     # the venv lock goes with it (pass_fds): an orphaned download keeps the venv locked, as an orphaned install does
     result = redact_result(backend.runner.run(argv, env=installer_env(backend.environ), timeout=backend.timeout,
                                               pass_fds=backend.pass_fds), secrets)
     return _check(result) if check else result
 
 
-def _check(result):
+def _check(result: CommandResult) -> CommandResult:
     if not result.ok:
         detail = (result.stderr or result.stdout).strip().splitlines()
         reason = "timed out" if result.timed_out else (" | ".join(detail[-3:]) if detail else "exit code %d" % result.rc)

@@ -15,15 +15,16 @@ from __future__ import annotations
 
 import configparser
 import os
-import re
 import traceback
 import zipfile
 from dataclasses import dataclass
 from typing import List, Optional, Sequence, Tuple
 from urllib.parse import unquote, urlsplit
 
+from ansible_collections.gpuops.cuda_venv.plugins.module_utils._core.errors import CudaVenvError
+from ansible_collections.gpuops.cuda_venv.plugins.module_utils._core.names import canonical_name, is_shared_object
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._read.distributions import (
-    METADATA_LIMIT, RECORD_LIMIT, canonical_name, parse_metadata, parse_record)
+    METADATA_LIMIT, RECORD_LIMIT, parse_metadata, parse_record)
 
 try:
     from packaging import tags as _tags
@@ -37,11 +38,10 @@ else:
     HAS_PACKAGING = True
     PACKAGING_IMPORT_ERROR = None
 
-_SHARED_OBJECT = re.compile(r"\.so(\.[0-9][0-9.]*)?$")
 _ENTRY_POINTS_LIMIT = 1024 * 1024
 
 
-class WheelError(ValueError):
+class WheelError(CudaVenvError, ValueError):
     """A wheel file that cannot be read (message names the file and why)."""
 
 
@@ -72,13 +72,8 @@ class WheelContents:
         return "%s %s" % (self.name, self.version)
 
 
-def is_shared_object(path: str) -> bool:
-    """``libcudnn.so.9``, ``_C.abi3.so``: what a loader maps (listed first wherever paths are reported)."""
-    return bool(_SHARED_OBJECT.search(path))
-
-
 def shared_objects_first(paths: Sequence[str]) -> List[str]:
-    """Shared objects first, then the rest; each part sorted."""
+    """Shared objects (names.is_shared_object: what a loader maps) first, then the rest; each part sorted."""
     return sorted(paths, key=lambda p: (not is_shared_object(p), p))
 
 
@@ -96,7 +91,7 @@ def read_wheel(wheel_file: str, root: str, site_packages: str, python_version: s
             scripts = _console_scripts(archive, info_dir + "/entry_points.txt", names)
     except (OSError, zipfile.BadZipFile, KeyError) as exc:
         raise WheelError("cannot read wheel %s: %s" % (wheel_file, getattr(exc, "strerror", None) or exc)) from None
-    name = headers.get("name") or info_dir.rsplit("-", 1)[0]
+    name = headers.name or info_dir.rsplit("-", 1)[0]
     headers_dir = os.path.join(root, "include", "site", "python" + python_version, name)
     paths = []
     for entry in entries:
@@ -107,8 +102,8 @@ def read_wheel(wheel_file: str, root: str, site_packages: str, python_version: s
         paths.append(WheelPath(target, entry.path, entry.algorithm, entry.digest))
     for script in scripts:
         paths.append(WheelPath(os.path.join(root, "bin", script), "entry point script %s" % script, None, None))
-    return WheelContents(wheel_file, name, canonical_name(name), headers.get("version", ""),
-                         tuple(headers.get("requires_dist", ())), tuple(paths), tuple(problems))
+    return WheelContents(wheel_file, name, canonical_name(name), headers.version or "", headers.requires_dist,
+                         tuple(paths), tuple(problems))
 
 
 def _dist_info_dir(names: Sequence[str], wheel_file: str) -> str:

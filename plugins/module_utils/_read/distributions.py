@@ -16,10 +16,11 @@ import csv
 import hashlib
 import os
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from email.parser import Parser
 from typing import Optional
 
+from ansible_collections.gpuops.cuda_venv.plugins.module_utils._core.names import canonical_name
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._read.venv_layout import VenvError, confine, confine_folder
 
 _MIB = 1024 * 1024
@@ -60,9 +61,18 @@ class Distribution:
         return ("%s %s" % (self.name, self.version)).strip()
 
 
-def canonical_name(name: str) -> str:
-    """PEP 503 normalised project name: "Typing_Extensions" -> "typing-extensions"."""
-    return re.sub(r"[-_.]+", "-", name).lower()
+def label_key(label: str) -> str:
+    """The key of the distribution a label ("name version", see Distribution.label) names."""
+    return canonical_name(label.split(" ", 1)[0])
+
+
+@dataclass(frozen=True)
+class Metadata:
+    """The Name, Version and Requires-Dist headers of METADATA (or PKG-INFO); None where a header is absent or unreadable."""
+
+    name: Optional[str] = None
+    version: Optional[str] = None
+    requires_dist: tuple = ()
 
 
 def read_distributions(site_packages_dirs) -> list:
@@ -141,9 +151,9 @@ def _read_egg_info(path: str, site: str) -> Distribution:
         headers = _read_metadata(path, "PKG-INFO", problems)
         return _build(path, site, headers, (), problems + ["installed-files.txt is missing"])
     headers = _read_metadata(os.path.join(path, "PKG-INFO"), "PKG-INFO", problems)
-    if headers is not None and not headers.get("requires_dist"):
+    if headers is not None and not headers.requires_dist:
         requires = _read_small(os.path.join(path, "requires.txt"))
-        headers["requires_dist"] = _requires_txt(requires or "")
+        headers = replace(headers, requires_dist=tuple(_requires_txt(requires or "")))
     listing = _read_small(os.path.join(path, "installed-files.txt"), limit=RECORD_LIMIT)
     if listing is None:
         problems.append("installed-files.txt is missing")
@@ -158,18 +168,18 @@ def _read_egg_info(path: str, site: str) -> Distribution:
 
 def _build(path, site, headers, entries, problems, installer=None, requested=False, direct_url=False) -> Distribution:
     folder_name, folder_version = _from_folder(os.path.basename(path))
-    headers = headers or {}
-    name = headers.get("name") or folder_name
+    headers = headers or Metadata()
+    name = headers.name or folder_name
     return Distribution(
         name=name,
         key=canonical_name(name),
-        version=headers.get("version") or folder_version,
+        version=headers.version or folder_version,
         dist_info=path,
         site_packages=site,
         installer=installer,
         requested=requested,
         direct_url=direct_url,
-        requires_dist=tuple(headers.get("requires_dist", ())),
+        requires_dist=headers.requires_dist,
         entries=tuple(entries),
         problems=tuple(problems),
     )
@@ -186,7 +196,7 @@ def _from_folder(folder: str) -> tuple:
     return "-".join(parts[:-1]), parts[-1]
 
 
-def _read_metadata(path: str, what: str, problems: list) -> Optional[dict]:
+def _read_metadata(path: str, what: str, problems: list) -> Optional[Metadata]:
     """Name, Version and Requires-Dist headers, or None when the file cannot be read at all."""
     try:
         with open(path, "rb") as handle:
@@ -200,8 +210,8 @@ def _read_metadata(path: str, what: str, problems: list) -> Optional[dict]:
     return parse_metadata(raw, what, problems)
 
 
-def parse_metadata(raw: bytes, what: str, problems: list) -> dict:
-    """Name, Version and Requires-Dist headers of METADATA (or PKG-INFO) bytes: {"name", "version", "requires_dist"}."""
+def parse_metadata(raw: bytes, what: str, problems: list) -> Metadata:
+    """Name, Version and Requires-Dist headers of METADATA (or PKG-INFO) bytes."""
     if len(raw) > METADATA_LIMIT:
         problems.append("%s larger than 1 MiB: read the first 1 MiB" % what)
         raw = raw[:METADATA_LIMIT]
@@ -212,12 +222,12 @@ def parse_metadata(raw: bytes, what: str, problems: list) -> dict:
         problems.append("%s is not UTF-8" % what)
         text = raw.decode("utf-8", errors="replace")
     message = Parser().parsestr(text, headersonly=True)
-    headers = {"requires_dist": [_unfold(v) for v in message.get_all("Requires-Dist") or ()]}
+    found = {}
     for key in ("name", "version"):
         value = _unfold(message.get(key) or "")
         if value and "\ufffd" not in value:
-            headers[key] = value
-    return headers
+            found[key] = value
+    return Metadata(requires_dist=tuple(_unfold(v) for v in message.get_all("Requires-Dist") or ()), **found)
 
 
 def _unfold(value) -> str:

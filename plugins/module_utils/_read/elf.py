@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import os
 import platform
-import re
 import struct
 import sys
 from dataclasses import dataclass
@@ -66,8 +65,6 @@ _LAYOUT = {
 # Where p_type, p_offset, p_vaddr and p_filesz sit in a program header.
 _PHDR_FIELDS = {32: (0, 1, 2, 4), 64: (0, 2, 3, 5)}
 
-_SO_NAME = re.compile(r"^[^/]+\.so(\.[0-9]+)*$")
-
 
 class ElfError(CudaVenvError):
     """A file the loader would refuse; ``str()`` reads like the loader's message.
@@ -108,11 +105,6 @@ class ElfInfo:
     needed: tuple
     rpath: Optional[str]
     runpath: Optional[str]
-
-
-def looks_like_shared_object_name(name: str) -> bool:
-    """True for x.so, x.so.9, x.so.9.1.2, x.cpython-312-x86_64-linux-gnu.so, x.abi3.so (last path part)."""
-    return bool(_SO_NAME.match(name.rsplit("/", 1)[-1]))
 
 
 _MAX_OFFSET = 1 << 62  # beyond any file; lseek takes a signed 64-bit offset

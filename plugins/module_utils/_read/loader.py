@@ -437,31 +437,6 @@ def _host(config: LoaderConfig) -> tuple:
     return tuple(config.host) if config.host else host_identity()
 
 
-def resolve_needed(
-    soname: str,
-    requester: Optional[LoadedObject],
-    chain: Sequence[LoadedObject],
-    config: LoaderConfig,
-    loaded: Mapping[str, str],
-    read_elf: Callable[[str], ElfInfo] = read_elf,
-    *,
-    preloaded: Optional[Mapping[str, str]] = None,
-    executable: Optional[LoadedObject] = None,
-) -> Resolution:
-    """Resolve one NEEDED name of ``requester`` (None: a dlopen by the program).
-
-    ``chain`` lists the requester's loaders, nearest first (their RPATH is
-    inherited); ``loaded`` and ``preloaded`` map names (sonames, or paths) of
-    objects already in the process to their paths; ``executable`` is the
-    program, whose RPATH ends the RPATH chain.
-    """
-    names = dict(loaded)
-    for name, path in (preloaded or {}).items():
-        names.setdefault(name, path)
-    preload_paths = set((preloaded or {}).values()) - set(loaded.values())
-    return _resolve(soname, requester, chain, config, _host(config), read_elf, names, preload_paths, executable)[0]
-
-
 def resolve_object(path: str, elf: ElfInfo, config: LoaderConfig, read_elf: Callable[[str], ElfInfo] = read_elf) -> list:
     """Resolve each NEEDED of an object outside the import graph: own RPATH/RUNPATH only, nothing loaded."""
     obj = LoadedObject(path, elf, None)

@@ -20,10 +20,10 @@ from dataclasses import dataclass, field
 from typing import Dict, List, Optional, Tuple
 
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._core import cuda_knowledge as cuda
+from ansible_collections.gpuops.cuda_venv.plugins.module_utils._core.names import is_shared_object
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._read.distributions import (
     Distribution, entry_location, locate_entries, read_distributions)
-from ansible_collections.gpuops.cuda_venv.plugins.module_utils._read.elf import (
-    ElfError, ElfInfo, looks_like_shared_object_name, read_elf)
+from ansible_collections.gpuops.cuda_venv.plugins.module_utils._read.elf import ElfError, ElfInfo, read_elf
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._read.gpu import gpu_facts
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._read.loader import (
     LoaderConfig, LoadResult, Resolution, build_config, resolve_object, simulate_load)
@@ -33,7 +33,7 @@ from ansible_collections.gpuops.cuda_venv.plugins.module_utils._read.record_chec
     Conflict, FileState, check_all, file_digest, find_conflicts)
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._read.requirements import (
     RequirementEdge, closure, marker_env_fallback)
-from ansible_collections.gpuops.cuda_venv.plugins.module_utils._core.runner import clean_env
+from ansible_collections.gpuops.cuda_venv.plugins.module_utils._core.runner import Runner, clean_env
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._read.scripts import ScriptCheck, check_scripts
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._read.venv_layout import VenvLayout, read_layout, real_path
 
@@ -106,7 +106,7 @@ class Observations:
         return path
 
 
-def observe(options: FactsOptions, runner, loader: Optional[LoaderConfig] = None) -> Observations:
+def observe(options: FactsOptions, runner: Runner, loader: Optional[LoaderConfig] = None) -> Observations:
     """Read the venv and its environment. Raises VenvError for a path that is not a venv.
 
     The import probe, when asked for, runs beside the reading of the disk (its own process) and is joined
@@ -162,7 +162,7 @@ def add_probe(obs: Observations, probe: ProbeResult) -> Observations:
     return dataclasses.replace(obs, probe=probe, conflicts=conflicts, static_conflicts=obs.conflicts)
 
 
-def probe_venv(obs: Observations, runner, loader_only: bool = False) -> Observations:
+def probe_venv(obs: Observations, runner: Runner, loader_only: bool = False) -> Observations:
     """``obs`` with an import probe run now (the venv unchanged since ``obs`` was read); ``loader_only``: the light
     test (see probe_import)."""
     options = obs.options
@@ -255,7 +255,7 @@ def _scan_objects(dists: List[Distribution], locations: dict) -> Dict[str, Share
     objects: Dict[str, SharedObject] = {}
     for dist in dists:
         for entry, path, _problem in locations[dist.dist_info]:
-            if path is None or not looks_like_shared_object_name(os.path.basename(entry.path)):
+            if path is None or not is_shared_object(entry.path):
                 continue
             if path is None or path in objects or not os.path.isfile(path):
                 continue
@@ -280,7 +280,7 @@ def _major_of(dist: Distribution, objects: Dict[str, SharedObject]):
     return major
 
 
-def loader_config(runner, ld_library_path: Tuple[str, ...]) -> LoaderConfig:
+def loader_config(runner: Runner, ld_library_path: Tuple[str, ...]) -> LoaderConfig:
     """The node's loader: its cache (``ldconfig -p``) and search path (``ld.so --help``), as ld.so reports them."""
     ldconfig_p = ld_so_help = None
     ldconfig = _first_executable(("ldconfig", "/sbin/ldconfig", "/usr/sbin/ldconfig"))

@@ -28,8 +28,9 @@ import time
 from dataclasses import dataclass, field
 from typing import Optional, Sequence, Union
 
-from ansible_collections.gpuops.cuda_venv.plugins.module_utils._core.runner import clean_env, marker_report
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._core.errors import CudaVenvError
+from ansible_collections.gpuops.cuda_venv.plugins.module_utils._core.names import SHARED_OBJECT_NAME
+from ansible_collections.gpuops.cuda_venv.plugins.module_utils._core.runner import Runner, clean_env, marker_report
 
 MARKER = "CUDA_VENV_PROBE "
 
@@ -91,7 +92,8 @@ import traceback
 
 # A private copy of stdout: the import may replace or close sys.stdout.
 REPORT_FD = os.dup(1)
-SHARED_OBJECT = re.compile(r"\.so(\.|$)")
+# The shared-object rule of names.SHARED_OBJECT_NAME, written in when this text is built.
+SHARED_OBJECT = re.compile(''' + repr(SHARED_OBJECT_NAME) + r''')
 
 
 def exception_line(exc):
@@ -221,7 +223,7 @@ def mapped_objects():
             if len(fields) < 6 or not fields[5].startswith(b"/"):
                 continue
             path = os.fsdecode(fields[5])
-            if path.endswith(" (deleted)") or not SHARED_OBJECT.search(os.path.basename(path)):
+            if path.endswith(" (deleted)") or not SHARED_OBJECT.match(os.path.basename(path)):
                 continue
             real = os.path.realpath(path)
             if real not in seen:
@@ -331,7 +333,7 @@ class ProbeResult:
     loader_only: bool = False  # only the anchor's compiled parts were loaded (see probe_import's loader_only)
 
 
-def query_interpreter(python: str, runner, timeout: float = 30.0) -> InterpreterInfo:
+def query_interpreter(python: str, runner: Runner, timeout: float = 30.0) -> InterpreterInfo:
     """Ask ``python`` (a venv's interpreter) for its version, install paths, sys.path and marker environment."""
     python = _interpreter_path(python)
     _check_timeout(timeout)
@@ -358,7 +360,7 @@ def query_interpreter(python: str, runner, timeout: float = 30.0) -> Interpreter
 def probe_import(
     python: str,
     anchor: str,
-    runner,
+    runner: Runner,
     *,
     ld_library_path: Union[str, Sequence[str]] = (),
     timeout: float = 120.0,
@@ -427,7 +429,7 @@ def probe_import(
 
 def run_check(
     argv: Sequence[str],
-    runner,
+    runner: Runner,
     *,
     ld_library_path: Union[str, Sequence[str]] = (),
     timeout: float = 120.0,
@@ -458,7 +460,7 @@ def run_check(
     )
 
 
-def _run_isolated(runner, argv, extra, timeout):
+def _run_isolated(runner: Runner, argv, extra, timeout):
     """Run argv in a fresh empty folder (removed afterwards) with a clean environment."""
     workdir = tempfile.mkdtemp(prefix="cuda_venv_probe_")
     started = time.monotonic()

@@ -75,11 +75,6 @@ def record_digest(digest) -> str:
     return base64.urlsafe_b64encode(digest.digest()).decode("ascii").rstrip("=")
 
 
-def check_distribution(dist, venv_root: str, mode: str = "size") -> FileState:
-    """Check one distribution's files in this thread."""
-    return check_all([dist], venv_root, mode, workers=1)[dist.dist_info]
-
-
 def check_all(dists, venv_root: str, mode: str = "size", workers: Optional[int] = None, digests: Optional[dict] = None,
               locations: Optional[dict] = None) -> dict:
     """{dist_info: FileState} for every distribution.
@@ -205,19 +200,6 @@ def _owned(dists, venv_root: str, locations: Optional[dict] = None) -> dict:
             if all(other is not dist for other, _entry in pairs):
                 pairs.append((dist, entry))
     return owned
-
-
-def owners_by_path(dists, venv_root: str, realpath: bool = False) -> dict:
-    """{abs path: (Distribution, ...)} for every confined RECORD entry.
-
-    With ``realpath`` the keys are resolved, to match paths the loader reports
-    (/proc/self/maps) when the venv sits behind a symlink.
-    """
-    result = {}
-    for loc, pairs in _owned(dists, venv_root).items():
-        key = os.path.realpath(loc) if realpath else loc
-        result[key] = result.get(key, ()) + tuple(dist for dist, _entry in pairs if dist not in result.get(key, ()))
-    return result
 
 
 def find_conflicts(dists, venv_root: str, digests: Optional[dict] = None, locations: Optional[dict] = None) -> list:

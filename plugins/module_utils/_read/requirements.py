@@ -23,7 +23,7 @@ from collections import deque
 from dataclasses import dataclass
 from typing import Optional
 
-from ansible_collections.gpuops.cuda_venv.plugins.module_utils._read.distributions import canonical_name
+from ansible_collections.gpuops.cuda_venv.plugins.module_utils._core.names import canonical_name
 
 try:
     from packaging.markers import UndefinedComparison, UndefinedEnvironmentName
@@ -61,11 +61,6 @@ class RequirementEdge:
 def _need_packaging() -> None:
     if not HAS_PACKAGING:
         raise RuntimeError("the Python library 'packaging' is required on the managed node to read requirements: %s" % PACKAGING_IMPORT_ERROR)
-
-
-def canonical(name: str) -> str:
-    """PEP 503 normalised project name."""
-    return canonical_name(name)
 
 
 def parse_requirement(text: str):
@@ -117,7 +112,7 @@ def _add_edge(edges, queue, text, required_by, chain, extras, installed, marker_
         edges.append(RequirementEdge(text, "", (), "", required_by, chain, None, False, str(exc)))
         return
     # PEP 685: extras compare normalised, like names.
-    name, wanted = canonical(req.name), tuple(sorted(canonical(extra) for extra in req.extras))
+    name, wanted = canonical_name(req.name), tuple(sorted(canonical_name(extra) for extra in req.extras))
     try:
         if req.marker is not None and not any(req.marker.evaluate(dict(marker_env, extra=extra)) for extra in extras):
             return

@@ -28,8 +28,8 @@ import os
 import re
 
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._read import observe
-from ansible_collections.gpuops.cuda_venv.plugins.module_utils._read.distributions import (
-    Distribution, RecordEntry, canonical_name)
+from ansible_collections.gpuops.cuda_venv.plugins.module_utils._core.names import canonical_name
+from ansible_collections.gpuops.cuda_venv.plugins.module_utils._read.distributions import Distribution, RecordEntry
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._read.elf import EM_X86_64, ET_DYN, ElfInfo
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._read.loader import (
     VIA_MISSING, VIA_RPATH, LoadedObject, LoaderConfig, LoadResult, Resolution)

@@ -9,7 +9,7 @@ import pytest
 
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._decide.diagnose import diagnose
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._decide.plan import (
-    Action, Batch, DesiredState, Plan, PlanError, make_plan, predicted_inventory, removal_targets)
+    Action, Batch, DesiredState, Plan, PlanError, make_plan, predicted_inventory)
 from ansible_collections.gpuops.cuda_venv.tests.unit.plugins.module_utils import observations as O
 from ansible_collections.gpuops.cuda_venv.tests.unit.plugins.module_utils.observations import (
     TORCH_CUDA, build, dist, elf, found)
@@ -27,6 +27,11 @@ def plan_of(obs, **desired):
 
 def steps(plan):
     return [(b.number, a.kind, a.requirement) for b in plan.batches for a in b.actions]
+
+
+def removals(plan):
+    """The names the plan removes, in plan order (as the repair walks it)."""
+    return [a.name for b in plan.batches for a in b.actions if a.kind == "remove"]
 
 
 # --- the incident ------------------------------------------------------------------------------------------------
@@ -123,22 +128,22 @@ def test_remove_names_a_distribution_explicitly_and_ignores_absent_ones():
 
 def test_prune_none_removes_nothing_it_was_not_told_to():
     plan = plan_of(O.contaminated(), prune="none")
-    assert removal_targets(plan) == []
+    assert removals(plan) == []
     assert steps(plan) == [(1, "reinstall", "nvidia-cudnn-cu12==9.10.2.21"), (1, "reinstall", "nvidia-nccl-cu12==2.27.5")]
 
 
 def test_prune_none_with_remove():
-    assert removal_targets(plan_of(O.contaminated(), prune="none", remove=("nvidia-cublas",))) == ["nvidia-cublas"]
+    assert removals(plan_of(O.contaminated(), prune="none", remove=("nvidia-cublas",))) == ["nvidia-cublas"]
 
 
 def test_prune_all_removes_everything_undeclared_but_the_installer_seed():
     seed = [dist(n, v, ["%s/__init__.py" % n]) for n, v in (("pip", "25.2"), ("setuptools", "80.9.0"), ("wheel", "0.45.1"), ("uv", "0.9.5"))]
     obs = O.healthy(add=seed + [dist("requests", "2.32.5", ["requests/__init__.py"]),
                                 dist("sgl-kernel", "0.3.9", ["sgl_kernel/__init__.py"])])
-    assert removal_targets(plan_of(obs, prune="all")) == ["requests", "sgl-kernel"]
+    assert removals(plan_of(obs, prune="all")) == ["requests", "sgl-kernel"]
     assert plan_of(obs, prune="all").batches[0].actions[0].reason == "not in the declared set (prune: all)"
-    assert removal_targets(plan_of(obs, prune="cuda")) == ["sgl-kernel"]  # a known CUDA consumer
-    assert removal_targets(plan_of(obs, prune="none")) == []
+    assert removals(plan_of(obs, prune="cuda")) == ["sgl-kernel"]  # a known CUDA consumer
+    assert removals(plan_of(obs, prune="none")) == []
 
 
 def test_packages_join_the_declared_set():
@@ -290,8 +295,8 @@ def test_predicted_inventory_of_an_unpinned_install_has_no_version():
     assert predicted_inventory({}, plan) == {"filelock": None, "numpy": None}
 
 
-def test_removal_targets_in_plan_order():
-    assert removal_targets(plan_of(O.contaminated())) == ["nvidia-cublas"] + CU13
+def test_removals_are_in_plan_order():
+    assert removals(plan_of(O.contaminated())) == ["nvidia-cublas"] + CU13
 
 
 # --- RECORD paths leaving the venv: never deleted, never written --------------------------------------------
@@ -331,7 +336,7 @@ def test_a_co_owner_whose_paths_leave_the_venv_is_not_reinstalled_after_a_remova
     unsafe = [("nvidia-nccl-cu12", "nvidia/nccl/include/nccl.h", "RECORD entry 'nvidia/nccl/include/nccl.h' leaves the venv")]
     plan = plan_of(O.contaminated(unsafe=unsafe))
     assert "nvidia-nccl-cu12==2.27.5" not in [a.requirement for b in plan.batches for a in b.actions]
-    assert "nvidia-nccl-cu13" in removal_targets(plan)
+    assert "nvidia-nccl-cu13" in removals(plan)
     assert [u.split(" is not")[0] for u in plan.unfixable] == ["nvidia-nccl-cu12 2.27.5"]
 
 

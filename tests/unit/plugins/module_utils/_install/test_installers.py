@@ -26,7 +26,6 @@ from ansible_collections.gpuops.cuda_venv.plugins.module_utils._install.installe
     PipBackend,
     UvBackend,
     WheelSources,
-    canonical_name,
     find_uv,
     installer_env,
     requirement_name,
@@ -97,10 +96,6 @@ def test_installer_env_keeps_user_settings_and_drops_python_and_target_variables
 ])
 def test_requirement_name(requirement, name):
     assert requirement_name(requirement) == name
-
-
-def test_canonical_name():
-    assert canonical_name("Nvidia_CUDNN.cu12") == "nvidia-cudnn-cu12"
 
 
 # --- exact argv: pip ---------------------------------------------------------------------------------------------

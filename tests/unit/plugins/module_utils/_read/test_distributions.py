@@ -17,8 +17,8 @@ import pytest
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._read.distributions import (
     Distribution,
     RecordEntry,
-    canonical_name,
     entry_location,
+    label_key,
     locate_entries,
     read_distributions,
 )
@@ -39,8 +39,10 @@ def root(site):
     return os.path.dirname(os.path.dirname(os.path.dirname(site)))
 
 
-def test_canonical_name():
-    assert canonical_name("Typing__Extensions.x-Y") == "typing-extensions-x-y"
+def test_label_key():
+    assert label_key("Typing__Extensions.x-Y 4.12.2") == "typing-extensions-x-y"
+    assert label_key("nvidia-cudnn-cu12 9.10.2.21 (planned in this run)") == "nvidia-cudnn-cu12"
+    assert label_key("torch") == "torch"
 
 
 def test_read_dist_info(site):

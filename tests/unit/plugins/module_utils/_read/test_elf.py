@@ -16,7 +16,7 @@ import pytest
 
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._read import elf
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._read.elf import (
-    ElfError, ElfInfo, host_identity, looks_like_shared_object_name, read_elf, read_elf_ident)
+    ElfError, ElfInfo, host_identity, read_elf, read_elf_ident)
 from ansible_collections.gpuops.cuda_venv.tests.support.elf_helpers import (
     GCC, build_so, dynamic_offset, m32_unsupported_reason, pyelftools_dynamic, readelf_dynamic, real_load,
     requires_gcc, synthetic_elf)
@@ -207,24 +207,6 @@ def test_read_elf_ident_errors(tmp_path):
 def test_missing_file_raises_oserror(tmp_path):
     with pytest.raises(FileNotFoundError):
         read_elf(tmp_path / "absent.so")
-
-
-@pytest.mark.parametrize("name, expected", [
-    ("libcudnn.so", True),
-    ("libcudnn.so.9", True),
-    ("libcudnn_ops.so.9.10.2", True),
-    ("_C.cpython-312-x86_64-linux-gnu.so", True),
-    ("_foo.abi3.so", True),
-    ("torch/lib/libtorch_cuda.so", True),
-    ("libcudnn.so.9.txt", False),
-    ("libcudnn.so.x", False),
-    ("libfoo.a", False),
-    ("RECORD", False),
-    (".so", False),
-    ("lib/", False),
-])
-def test_looks_like_shared_object_name(name, expected):
-    assert looks_like_shared_object_name(name) is expected
 
 
 def test_host_identity_is_the_interpreters_own_header():

@@ -21,7 +21,7 @@ from ansible_collections.gpuops.cuda_venv.plugins.module_utils._read.elf import 
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._read.loader import (
     LoadedObject, LoadError, LoaderConfig, Resolution, build_config, default_dirs_fallback, expand_tokens,
     lib_token_for, parse_ld_so_help, parse_ld_so_hwcaps, parse_ld_so_platform, parse_ldconfig_p,
-    resolve_needed, resolve_object, simulate_load, split_ld_library_path, split_path)
+    resolve_object, simulate_load, split_ld_library_path, split_path)
 from ansible_collections.gpuops.cuda_venv.tests.support.elf_helpers import (
     build_program, build_so, real_load, requires_gcc, run_program, synthetic_elf, under)
 
@@ -294,14 +294,13 @@ def _host_ld_so_hwcaps():
 @requires_gcc
 def test_loaded_and_preloaded_objects_answer_by_name(tmp_path):
     a = _lib(tmp_path / "app", "libgpo_a.so.1", needed=("libgpo_b.so.1",))
-    obj = LoadedObject(a, read_elf(a), None)
-    loaded = {"libgpo_b.so.1": "/elsewhere/libgpo_b.so.1"}
-    assert resolve_needed("libgpo_b.so.1", obj, [], _config(), loaded) == Resolution(
-        "libgpo_b.so.1", "/elsewhere/libgpo_b.so.1", "loaded", None, ())
-    assert resolve_needed("libgpo_b.so.1", obj, [], _config(), {}, preloaded=loaded) == Resolution(
-        "libgpo_b.so.1", "/elsewhere/libgpo_b.so.1", "preload", None, ())
-    result = simulate_load([a], _config(), preloaded=loaded)
-    assert result.order == [a] and result.resolutions[a][0].via == "preload"
+    b = _lib(tmp_path / "elsewhere", "libgpo_b.so.1")
+    loaded = simulate_load([b, a], _config())  # b, loaded by an earlier entry point, answers to its soname
+    assert loaded.order == [b, a]
+    assert loaded.resolutions[a] == [Resolution("libgpo_b.so.1", b, "loaded", None, ())]
+    preloaded = simulate_load([a], _config(), preloaded={"libgpo_b.so.1": "/elsewhere/libgpo_b.so.1"})
+    assert preloaded.order == [a]
+    assert preloaded.resolutions[a] == [Resolution("libgpo_b.so.1", "/elsewhere/libgpo_b.so.1", "preload", None, ())]
 
 
 @requires_gcc

@@ -1,7 +1,8 @@
 # -*- coding: utf-8 -*-
 # Copyright: (c) 2026, gpuops.cuda_venv contributors
 # GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
-"""Tests for observe's pure parts: the import name, torch's preload (real gcc-built objects), entry points."""
+"""Tests for observe: the import name, torch's preload (real gcc-built objects), entry points, and who owns a path in
+a venv read from disk."""
 
 from __future__ import annotations
 
@@ -9,8 +10,12 @@ import os
 
 import pytest
 
-from ansible_collections.gpuops.cuda_venv.plugins.module_utils._read.observe import _entry_points, import_name, torch_preload
+from ansible_collections.gpuops.cuda_venv.plugins.module_utils._core.runner import SubprocessRunner
+from ansible_collections.gpuops.cuda_venv.plugins.module_utils._read.loader import build_config
+from ansible_collections.gpuops.cuda_venv.plugins.module_utils._read.observe import (
+    FactsOptions, _entry_points, import_name, observe, torch_preload)
 from ansible_collections.gpuops.cuda_venv.tests.unit.plugins.module_utils import observations as O
+from ansible_collections.gpuops.cuda_venv.tests.support.dist_helpers import make_dist
 from ansible_collections.gpuops.cuda_venv.tests.support.elf_helpers import build_so, requires_gcc
 from ansible_collections.gpuops.cuda_venv.tests.unit.plugins.module_utils.observations import ROOT, SITE, dist
 
@@ -120,3 +125,43 @@ def test_owners_of_a_path():
     assert [d.label for d in obs.owners_of(SITE + "/nvidia/nccl/../nccl/lib/libnccl.so.2")] == [
         "nvidia-nccl-cu12 2.27.5", "nvidia-nccl-cu13 2.30.7"]  # compared by real path
     assert obs.owners_of("/usr/lib/x86_64-linux-gnu/libm.so.6") == []
+
+
+# --- who owns a path, read from disk -----------------------------------------------------------------------------
+
+SO = "nvidia/cudnn/lib/libcudnn.so.9"
+
+
+def _disk_venv(base):
+    """A venv folder without an interpreter: observe() reads its site-packages only."""
+    root = os.path.join(str(base), "venv")
+    os.makedirs(os.path.join(root, "lib", "python3.12", "site-packages"))
+    with open(os.path.join(root, "pyvenv.cfg"), "w") as handle:
+        handle.write("version = 3.12.1\n")
+    return root
+
+
+def _observe(venv):
+    return observe(FactsOptions(path=venv, probe=False, gpu=False), SubprocessRunner(), loader=build_config())
+
+
+def test_owner_index_lists_every_owner_of_a_path_in_distribution_order(tmp_path):
+    venv = _disk_venv(tmp_path)
+    site = venv + "/lib/python3.12/site-packages"
+    cu12 = make_dist(site, "nvidia-cudnn-cu12", "9.10.2.21", {SO: b"cu12", "nvidia/cudnn/include/cudnn.h": b"h12"})
+    cu13 = make_dist(site, "nvidia-cudnn-cu13", "9.24.0.43", {SO: b"cu13", "nvidia/cudnn/include/cudnn.h": b"h13",
+                                                              "nvidia/cudnn/lib/x.so": b"x"})
+    obs = _observe(venv)
+    assert [d.dist_info for d in obs.owners_of(site + "/" + SO)] == [cu12, cu13]
+    assert [d.dist_info for d in obs.owners_of(site + "/nvidia/cudnn/lib/x.so")] == [cu13]
+    assert len(obs.owner_index) == 2 + 1 + 2 * 3  # shared, cu13 only, METADATA/INSTALLER/RECORD of each
+
+
+def test_owner_index_of_a_venv_behind_a_symlink_answers_for_both_paths(tmp_path):
+    venv = _disk_venv(tmp_path)
+    make_dist(venv + "/lib/python3.12/site-packages", "demo", "1.0", {"demo/lib.so": b"so"})
+    link = str(tmp_path / "link")
+    os.symlink(venv, link)
+    obs = _observe(link)
+    assert [d.label for d in obs.owners_of(link + "/lib/python3.12/site-packages/demo/lib.so")] == ["demo 1.0"]
+    assert [d.label for d in obs.owners_of(venv + "/lib/python3.12/site-packages/demo/lib.so")] == ["demo 1.0"]

@@ -8,6 +8,7 @@ from __future__ import annotations
 import ast
 import json
 import os
+import re
 import shutil
 import signal
 import subprocess
@@ -20,6 +21,7 @@ from dataclasses import dataclass, field
 import pytest
 from packaging.markers import default_environment
 
+from ansible_collections.gpuops.cuda_venv.plugins.module_utils._core.names import is_shared_object
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._read import probe
 
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._core.runner import SubprocessRunner, clean_env
@@ -129,6 +131,15 @@ def _pycache(root):
 def test_scripts_stay_python36_compatible():
     for script in (probe.INTERPRETER_SCRIPT, probe.IMPORT_SCRIPT):
         ast.parse(script, feature_version=(3, 6))
+
+
+@pytest.mark.parametrize("name", ["libcudnn.so.9", "libx.so.9.1.2", "x.so", "x.cpython-312-x86_64-linux-gnu.so", "x.abi3.so",
+                                  "ld-linux-x86-64.so.2", "x.so.txt", "x.sox", "libx.so.9.", "locale-archive", ".so"])
+def test_the_import_script_keeps_only_what_names_calls_a_shared_object(name):
+    """The script runs in the venv's interpreter with the rule's text written in: it agrees with is_shared_object."""
+    [line] = [text for text in probe.IMPORT_SCRIPT.splitlines() if text.startswith("SHARED_OBJECT = ")]
+    pattern = re.compile(ast.literal_eval(ast.parse(line).body[0].value.args[0]))  # SHARED_OBJECT = re.compile('...')
+    assert bool(pattern.match(name)) is is_shared_object(name)
 
 
 def test_query_interpreter_reports_the_venv(venv, tmp_path, monkeypatch):

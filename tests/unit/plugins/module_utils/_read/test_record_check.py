@@ -16,10 +16,8 @@ from ansible_collections.gpuops.cuda_venv.plugins.module_utils._read.record_chec
     Conflict,
     FileState,
     check_all,
-    check_distribution,
     file_digest,
     find_conflicts,
-    owners_by_path,
 )
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._read.venv_layout import read_layout
 from ansible_collections.gpuops.cuda_venv.tests.support.dist_helpers import (
@@ -65,8 +63,8 @@ def test_file_digest_reads_in_chunks(tmp_path):
 def test_clean_distribution(venv):
     make_dist(site_of(venv), "demo", "1.0", {"demo/__init__.py": b"x = 1\n", "../../../bin/demo": b"#!/bin/sh\n"})
     dist = one(venv)
-    assert check_distribution(dist, venv) == FileState((), (), (), 5, 0)
-    assert check_distribution(dist, venv, mode="hash") == FileState((), (), (), 5, meta_bytes(dist))
+    assert check_all([dist], venv) == {dist.dist_info: FileState((), (), (), 5, 0)}
+    assert check_all([dist], venv, mode="hash") == {dist.dist_info: FileState((), (), (), 5, meta_bytes(dist))}
 
 
 def test_missing_modified_unsafe(venv):
@@ -96,7 +94,7 @@ def test_missing_modified_unsafe(venv):
     os.symlink("loop.so", site + "/demo/loop.so")
     dist = one(venv)
     metadata = [e.size for e in dist.entries if e.path.endswith(("/METADATA", "/INSTALLER"))]
-    assert check_distribution(dist, venv) == FileState(
+    assert check_all([dist], venv)[dist.dist_info] == FileState(
         missing=("demo/gone.py", "demo/hashless.txt"),
         modified=("demo/size.so", "demo/dir.so"),
         unsafe=("../../../../etc/passwd", "/etc/shadow"),
@@ -104,7 +102,7 @@ def test_missing_modified_unsafe(venv):
         hashed_bytes=0,
         unreadable=("demo/loop.so",),
     )
-    assert check_distribution(dist, venv, mode="hash") == FileState(
+    assert check_all([dist], venv, mode="hash")[dist.dist_info] == FileState(
         missing=("demo/gone.py", "demo/hashless.txt"),
         modified=("demo/size.so", "demo/same-size.so", "demo/dir.so"),
         unsafe=("../../../../etc/passwd", "/etc/shadow"),
@@ -140,7 +138,7 @@ def test_check_all_parallel_and_digests(venv):
     assert check_all(dists, venv, mode="hash", digests=planted)[dists[1].dist_info].modified == ("b/big.so",)
 
 
-def test_conflicts_and_owners(venv):
+def test_conflicts(venv):
     site = site_of(venv)
     cu12 = make_dist(site, "nvidia-cudnn-cu12", "9.10.2.21", {SO: CU12, "nvidia/cudnn/include/cudnn.h": b"h12"})
     cu13 = make_dist(site, "nvidia-cudnn-cu13", "9.24.0.43", {SO: CU13, "nvidia/cudnn/include/cudnn.h": b"h13", "nvidia/cudnn/lib/x.so": b"x"})
@@ -160,19 +158,6 @@ def test_conflicts_and_owners(venv):
     ]
     os.unlink(site + "/" + SO)
     assert find_conflicts(dists, venv, digests)[1] == Conflict(SO, owners, "none")
-    by_path = owners_by_path(dists, venv)
-    assert [d.dist_info for d in by_path[site + "/" + SO]] == [cu12, cu13]
-    assert [d.dist_info for d in by_path[site + "/nvidia/cudnn/lib/x.so"]] == [cu13]
-    assert len(by_path) == 2 + 1 + 2 * 3  # shared, cu13 only, METADATA/INSTALLER/RECORD of each
-
-
-def test_owners_by_realpath(tmp_path, venv):
-    make_dist(site_of(venv), "demo", "1.0", {"demo/lib.so": b"so"})
-    link = str(tmp_path / "link")
-    os.symlink(venv, link)
-    dists = read_distributions([site_of(link)])
-    assert site_of(link) + "/demo/lib.so" in owners_by_path(dists, link)
-    assert [d.label for d in owners_by_path(dists, link, realpath=True)[site_of(venv) + "/demo/lib.so"]] == ["demo 1.0"]
 
 
 def test_incident_with_real_pip(tmp_path):
@@ -201,5 +186,5 @@ def test_incident_with_real_pip(tmp_path):
     ]
     pip(venv, "uninstall", "-y", "nvidia-cudnn-cu13")
     (cu12,) = read_distributions(layout.site_packages)
-    assert check_distribution(cu12, venv).missing == ("nvidia/cudnn/include/cudnn.h", SO)
+    assert check_all([cu12], venv)[cu12.dist_info].missing == ("nvidia/cudnn/include/cudnn.h", SO)
     assert find_conflicts([cu12], venv) == []

@@ -14,11 +14,11 @@ import sys
 
 import pytest
 
+from ansible_collections.gpuops.cuda_venv.plugins.module_utils._core.names import canonical_name
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._read.distributions import read_distributions
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._read import requirements
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._read.requirements import (
     RequirementEdge,
-    canonical,
     closure,
     marker_env_fallback,
     parse_requirement,
@@ -150,7 +150,7 @@ def test_closure_reaches_nvidia_wheels_through_extras(site):
     assert {e.name for e in edges if e.name.startswith("nvidia-")} == REACHED_NVIDIA
     assert "nvidia-npp" not in {e.name for e in edges}
     assert [e for e in edges if not e.satisfied] == []
-    assert {e.name for e in edges} == {canonical(n) for n in STACK} - {"nvidia-npp"}
+    assert {e.name for e in edges} == {canonical_name(n) for n in STACK} - {"nvidia-npp"}
     assert edges[0] == RequirementEdge("torch", "torch", (), "", "", (), "2.14.1", True)
     toolkit = next(e for e in edges if e.name == "cuda-toolkit")
     assert (toolkit.extras, toolkit.specifier, toolkit.installed, toolkit.satisfied) == (
@@ -223,7 +223,7 @@ def test_closure_bad_strings_cycles_duplicates_prereleases(tmp_path, site):
 def test_parse_requirement_and_canonical():
     req = parse_requirement("Nvidia_Cudnn-CU12[x]==9.10.2.21; python_version >= '3.9'")
     assert (req.name, sorted(req.extras), str(req.specifier)) == ("Nvidia_Cudnn-CU12", ["x"], "==9.10.2.21")
-    assert canonical(req.name) == "nvidia-cudnn-cu12"
+    assert canonical_name(req.name) == "nvidia-cudnn-cu12"
     with pytest.raises(ValueError) as err:
         parse_requirement("torch==")
     assert str(err.value).startswith("invalid requirement 'torch==': ")

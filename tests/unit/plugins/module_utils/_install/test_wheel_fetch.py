@@ -1,0 +1,91 @@
+# -*- coding: utf-8 -*-
+# Copyright: (c) 2026, gpuops.cuda_venv contributors
+# GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
+"""Tests for wheel_fetch: the installer's own resolution and download (real pip and uv, or recorded replies)."""
+
+from __future__ import annotations
+
+import os
+import sys
+
+import pytest
+
+from ansible_collections.gpuops.cuda_venv.plugins.module_utils._core.runner import SubprocessRunner
+from ansible_collections.gpuops.cuda_venv.plugins.module_utils._install.installers import PipBackend, UvBackend, WheelSources
+from ansible_collections.gpuops.cuda_venv.plugins.module_utils._install.wheel_fetch import FetchError, download, resolve
+from ansible_collections.gpuops.cuda_venv.plugins.module_utils._read.probe import query_interpreter
+from ansible_collections.gpuops.cuda_venv.tests.support.wheel_helpers import make_wheel
+from ansible_collections.gpuops.cuda_venv.tests.unit.plugins.module_utils.recording_runner import RecordingRunner, reply
+
+UV = os.path.join(os.path.dirname(sys.executable), "uv")  # the tools venv's pinned uv
+
+
+def test_pip_resolution_argv_and_result(tmp_path):
+    make_wheel(str(tmp_path / "wh"), "consumer-demo", "1.0", requires=["helper-demo>=1"])
+    make_wheel(str(tmp_path / "wh"), "helper-demo", "1.1")
+    runner = RecordingRunner(passthrough=True)
+    backend = PipBackend(sys.executable, runner, WheelSources(find_links=(str(tmp_path / "wh"),), no_index=True))
+    assert resolve(backend, ["consumer-demo"], True, ()) == [("consumer-demo", "1.0"), ("helper-demo", "1.1")]
+    assert runner.argvs == [(sys.executable, "-I", "-m", "pip", "install", "--dry-run", "--quiet", "--report", "-",
+                             "--no-input", "--disable-pip-version-check", "--no-cache-dir", "--no-index", "--find-links",
+                             str(tmp_path / "wh"), "--", "consumer-demo")]
+    assert runner.calls[0].env["PIP_NO_INPUT"] == "1"
+
+
+def test_uv_resolution_reads_its_planned_lines_and_leaves_no_lock(tmp_path, empty_venv):
+    make_wheel(str(tmp_path / "wh"), "consumer-demo", "1.0", requires=["helper-demo>=1"])
+    make_wheel(str(tmp_path / "wh"), "helper-demo", "1.1")
+    python = str(empty_venv / "bin" / "python")
+    runner = RecordingRunner(passthrough=True)
+    backend = UvBackend(UV, python, runner, WheelSources(find_links=(str(tmp_path / "wh"),), no_index=True))
+    assert resolve(backend, ["consumer-demo"], True, ()) == [("consumer-demo", "1.0"), ("helper-demo", "1.1")]
+    assert runner.argvs == [(UV, "pip", "install", "--dry-run", "--python", python, "--no-cache", "--no-index",
+                             "--find-links", str(tmp_path / "wh"), "--", "consumer-demo")]
+    os.unlink(str(empty_venv / ".lock"))  # uv's own environment lock; the guard removes it (scenario tests)
+
+
+def test_download_with_pip_into_the_folder_with_the_same_sources(tmp_path):
+    make_wheel(str(tmp_path / "wh"), "helper-demo", "1.1")
+    runner = RecordingRunner(passthrough=True)
+    backend = PipBackend(sys.executable, runner, WheelSources(find_links=(str(tmp_path / "wh"),), no_index=True))
+    download(backend, ["helper-demo==1.1"], str(tmp_path / "dl"), None, True, ())
+    assert os.listdir(str(tmp_path / "dl")) == ["helper_demo-1.1-py3-none-any.whl"]
+    assert runner.argvs == [(sys.executable, "-I", "-m", "pip", "download", "--no-input", "--disable-pip-version-check",
+                             "--no-deps", "--only-binary=:all:", "--dest", str(tmp_path / "dl"), "--no-cache-dir",
+                             "--no-index", "--find-links", str(tmp_path / "wh"), "--", "helper-demo==1.1")]
+
+
+def test_download_goes_on_without_what_the_sources_do_not_offer(tmp_path):
+    runner = RecordingRunner([reply(1, stderr="ERROR: No matching distribution found for demo-absent==1.0"), reply(0)])
+    backend = PipBackend(sys.executable, runner, WheelSources(find_links=(str(tmp_path),), no_index=True))
+    assert download(backend, ["demo-absent==1.0", "demo==1.0"], "/dl", None, False, ()) == ["demo-absent==1.0"]
+    assert [argv[argv.index("--") + 1:] for argv in runner.argvs] == [("demo-absent==1.0", "demo==1.0"), ("demo==1.0",)]
+
+
+def test_uv_backend_downloads_with_this_modules_pip_for_the_venvs_python(tmp_path, empty_venv):
+    python = str(empty_venv / "bin" / "python")  # no pip in it
+    runner = RecordingRunner([reply(1, stderr="No module named pip"), reply(0), reply(0)])
+    backend = UvBackend(UV, python, runner, WheelSources(index_url="https://u:t0ken@index.invalid/simple"))
+    interpreter = query_interpreter(python, SubprocessRunner())
+    download(backend, ["demo==1.0"], "/dl", interpreter, False, ("t0ken",))
+    version = interpreter.marker_env["python_version"]
+    assert runner.argvs[2] == (sys.executable, "-I", "-m", "pip", "download", "--no-input", "--disable-pip-version-check",
+                               "--no-deps", "--only-binary=:all:", "--dest", "/dl", "--python-version", version,
+                               "--implementation", "cp", "--abi", "cp" + version.replace(".", ""), "--abi", "abi3",
+                               "--abi", "none", "--index-url", "https://u:t0ken@index.invalid/simple", "--", "demo==1.0")
+
+
+def test_a_failed_fetch_is_redacted(tmp_path):
+    runner = RecordingRunner([reply(1, stderr="ERROR: 401 for https://u:t0ken@index.invalid/simple/demo/")])
+    backend = PipBackend(sys.executable, runner, WheelSources(index_url="https://u:t0ken@index.invalid/simple"))
+    with pytest.raises(FetchError) as caught:
+        download(backend, ["demo==1.0"], str(tmp_path), None, True, backend.sources.secrets())
+    assert "t0ken" not in str(caught.value)
+    assert "ERROR: 401 for https://***@index.invalid/simple/demo/" in str(caught.value)
+
+
+def test_pip_report_that_is_not_json_is_a_clear_error():
+    backend = PipBackend(sys.executable, RecordingRunner([reply(0, stdout="Would install demo-1.0")]), WheelSources())
+    with pytest.raises(FetchError) as caught:
+        resolve(backend, ["demo"], True, ())
+    assert "pip's --report for demo is not the JSON expected (pip >= 22.2 is needed)" in str(caught.value)
