@@ -13,6 +13,7 @@ from typing import Dict, List
 
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._core import cuda_knowledge as cuda
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._core.errors import CudaVenvError
+from ansible_collections.gpuops.cuda_venv.plugins.module_utils._core.runner import Runner
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._decide.diagnose import diagnose, identical_everywhere
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._decide.findings import is_healthy, summarize
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._read.observe import FactsOptions, observe
@@ -30,7 +31,7 @@ def facts_options(params: dict) -> FactsOptions:
                         ld_library_path=tuple(params["ld_library_path"]), probe_timeout=params["probe_timeout"], gpu=params["gpu"])
 
 
-def gather_facts(options: FactsOptions, runner) -> dict:
+def gather_facts(options: FactsOptions, runner: Runner) -> dict:
     """Observe, diagnose and report: the whole facts module in one call."""
     obs = observe(options, runner)
     findings = diagnose(obs)

@@ -27,7 +27,7 @@ from typing import Dict, List, Optional, Sequence, Tuple
 
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._core.durable import replace_file
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._core.errors import CudaVenvError
-from ansible_collections.gpuops.cuda_venv.plugins.module_utils._core.runner import clean_env, marker_report
+from ansible_collections.gpuops.cuda_venv.plugins.module_utils._core.runner import Runner, clean_env, marker_report
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._read.probe import library_path_problems, run_check
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._read.venv_layout import read_layout
 
@@ -272,7 +272,7 @@ class BenchmarkOutcome:
     warnings: Tuple[str, ...] = ()
 
 
-def benchmark(request: BenchmarkRequest, runner) -> BenchmarkOutcome:
+def benchmark(request: BenchmarkRequest, runner: Runner) -> BenchmarkOutcome:
     """The whole benchmark module: check the request, measure, run the command, compare, save the record."""
     problems = request.problems()
     if problems:
@@ -324,7 +324,7 @@ def benchmark(request: BenchmarkRequest, runner) -> BenchmarkOutcome:
     return BenchmarkOutcome(result, warnings=tuple(notes))
 
 
-def run_benchmark(python: str, spec: BenchmarkSpec, runner, *, ld_library_path: Sequence[str] = (),
+def run_benchmark(python: str, spec: BenchmarkSpec, runner: Runner, *, ld_library_path: Sequence[str] = (),
                   timeout: float = 600.0) -> Measurement:
     """Run the benchmark script with the venv's ``python``; a process that dies without a report is an error."""
     problems = spec.problems()
