@@ -92,7 +92,7 @@ def traced_repair(strace, work, args):
     return run, module_events(log.read_text(errors="surrogateescape"))
 
 
-def test_an_in_place_repair_makes_each_file_durable_before_it_counts(tmp_path, fresh, strace):
+def test_an_in_place_repair_makes_each_file_durable_before_it_counts(strace, tmp_path, fresh):
     info, args, record = incident(fresh, tmp_path, escaping=True)
     run, events = traced_repair(strace, tmp_path / "in_place", args)
     assert run.result["strategy"] == "in_place", run.result.get("strategy_reason")
@@ -107,7 +107,7 @@ def test_an_in_place_repair_makes_each_file_durable_before_it_counts(tmp_path, f
     assert seen["linked"] == sorted(os.path.join(s, "files") for s in snapshots)
 
 
-def test_a_swap_repair_makes_each_file_durable_before_it_counts(tmp_path, fresh, strace):
+def test_a_swap_repair_makes_each_file_durable_before_it_counts(strace, tmp_path, fresh):
     # Not with the escaping RECORD: a swap trims the live venv's RECORD instead of the copy's, and gives up.
     info, args, _record = incident(fresh, tmp_path, escaping=False)
     run, events = traced_repair(strace, tmp_path / "swap", dict(args, strategy="swap"))
