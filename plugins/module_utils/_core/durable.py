@@ -56,7 +56,7 @@ def replace_with(path: str, make: Callable[[str], object], sync_folder: bool = T
     new name removed.
     """
     folder, name = os.path.split(os.path.abspath(path))
-    for _ in range(_TRIES):
+    for _attempt in range(_TRIES):
         temporary = os.path.join(folder, ".%s.%s.tmp" % (name, os.urandom(4).hex()))
         try:
             make(temporary)
