@@ -33,7 +33,7 @@ LINT_ARGS ?=
 # The tools venv first: ansible, ansible-playbook, molecule... resolve to the pinned ones.
 export PATH := $(BIN):$(PATH)
 
-.PHONY: help setup tools collections shellcheck report-tools test unit sanity lint scenarios reliability molecule bench build demo clean
+.PHONY: help setup tools collections shellcheck report-tools reliability-tools test unit sanity lint scenarios reliability molecule bench build demo clean
 .PHONY: publish-tools tools-min sanity-min publish-check units-venv
 
 help:
@@ -110,6 +110,17 @@ report-tools:
 	  fi; \
 	fi
 
+# The durability test (tests/reliability/test_durability.py) reads the repair's syscalls with strace: installed here
+# with apt-get when missing (Debian).
+reliability-tools:
+	@command -v strace >/dev/null || { \
+	  if [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null; then \
+	    echo "make: installing strace with apt-get"; \
+	    apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends strace >/dev/null; \
+	  else \
+	    echo "make: the reliability tests need strace: install it (apt-get install strace)" >&2; exit 1; \
+	  fi; }
+
 # Each step in turn, timed; the first failure stops the run.
 STEP = start=$$SECONDS; $(MAKE) $(1); echo "== make $(1): passed in $$((SECONDS - start)) s"
 
@@ -149,9 +160,9 @@ lint: setup
 scenarios: setup report-tools
 	$(BIN)/python -m pytest $(PYTEST_XDIST) tests/scenarios $(PYTEST_ARGS)
 
-# Kills at every phase boundary, full disk, hanging installer, bad-input catalogue, security, fuzzing, load
-# (docs/RELIABILITY.md).
-reliability: setup
+# Kills at every phase boundary, full disk, hanging installer, bad-input catalogue, security, fuzzing, load,
+# durability under strace (docs/RELIABILITY.md).
+reliability: setup reliability-tools
 	$(BIN)/python -m pytest $(PYTEST_XDIST) tests/reliability $(PYTEST_ARGS)
 
 # The RECORD/METADATA/ELF readers fuzzed with many more examples than `make test` runs (docs/RELIABILITY.md);

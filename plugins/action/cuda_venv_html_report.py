@@ -10,11 +10,11 @@ written where the playbook runs, from every host's results at once, and may run 
 from __future__ import annotations
 
 import os
-import tempfile
 
 from ansible.errors import AnsibleActionFail
 from ansible.plugins.action import ActionBase
 
+from ansible_collections.gpuops.cuda_venv.plugins.module_utils._core.durable import replace_file
 from ansible_collections.gpuops.cuda_venv.plugins.plugin_utils._report_pages import (
     INDEX, LAYOUTS, ReportError, render_report)
 
@@ -48,7 +48,8 @@ class ActionModule(ActionBase):
             try:
                 os.makedirs(dest, exist_ok=True)
                 for name in changed:
-                    _write(os.path.join(dest, name), files[name])
+                    # Beside the page, then renamed over it: a reader never sees half a page.
+                    replace_file(os.path.join(dest, name), files[name].encode("utf-8"), 0o644)
             except OSError as exc:
                 raise AnsibleActionFail("cannot write the report into %s: %s" % (dest, exc)) from exc
         result.update(changed=bool(changed), dest=dest, index=os.path.join(dest, INDEX), pages=list(files),
@@ -62,17 +63,3 @@ def _differs(path: str, text: str) -> bool:
             return handle.read() != text
     except (OSError, UnicodeDecodeError):
         return True
-
-
-def _write(path: str, text: str) -> None:
-    """Write beside the file, then rename over it: a reader never sees half a page."""
-    fd, tmp = tempfile.mkstemp(dir=os.path.dirname(path), prefix=".report-")
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as handle:
-            handle.write(text)
-        os.chmod(tmp, 0o644)
-        os.replace(tmp, path)
-    except BaseException:
-        if os.path.exists(tmp):
-            os.unlink(tmp)
-        raise

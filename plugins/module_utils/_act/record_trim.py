@@ -7,17 +7,17 @@ Private to the gpuops.cuda_venv collection: not a public API.
 
 pip and uv delete what RECORD lists; an entry leaving the venv (``../``, absolute, through a symlink) would
 make them delete outside it. The batch's snapshot holds the original RECORD, so a rollback restores it.
-The new RECORD is written beside the old one and renamed over it: an inode shared with an installer's cache
-is never written.
+The new RECORD is written beside the old one, with its mode (and owner), and renamed over it (_core/durable.py):
+an inode shared with an installer's cache is never written.
 """
 
 from __future__ import annotations
 
 import csv
 import io
-import os
-import tempfile
 from typing import Iterable
+
+from ansible_collections.gpuops.cuda_venv.plugins.module_utils._core.durable import rewrite_file
 
 
 def drop_record_entries(record: str, paths: Iterable[str]) -> int:
@@ -32,15 +32,5 @@ def drop_record_entries(record: str, paths: Iterable[str]) -> int:
     kept = [row for row in rows if not row or row[0] not in drop]
     out = io.StringIO(newline="")
     csv.writer(out, lineterminator="\n").writerows(kept)
-    folder = os.path.dirname(record)
-    fd, temporary = tempfile.mkstemp(prefix=".RECORD.", dir=folder)
-    try:
-        with os.fdopen(fd, "wb") as handle:
-            handle.write(out.getvalue().encode("utf-8", errors="surrogateescape"))
-        os.chmod(temporary, os.stat(record).st_mode & 0o7777)
-        os.replace(temporary, record)
-    except BaseException:
-        if os.path.exists(temporary):
-            os.unlink(temporary)
-        raise
+    rewrite_file(record, out.getvalue().encode("utf-8", errors="surrogateescape"))
     return len(rows) - len(kept)

@@ -28,13 +28,11 @@ from typing import Dict, Iterable, List, NamedTuple, Optional
 
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._core.crash_points import crash_point
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._core.errors import CudaVenvError
-from ansible_collections.gpuops.cuda_venv.plugins.module_utils._core.durable import fsync_dir
+from ansible_collections.gpuops.cuda_venv.plugins.module_utils._core.durable import fsync_dir, replace_file, replace_with
 
 MANIFEST_NAME = "manifest.json"
 FILES_DIR = "files"
 MANIFEST_FORMAT = 1
-# Temporary names for restored files live beside their target; a rerun removes leftovers.
-TMP_PREFIX = ".cuda_venv-restore-"
 
 
 class SnapshotError(CudaVenvError):
@@ -215,14 +213,9 @@ class Snapshot:
             "fields": list(Entry._fields),
             "entries": [list(self.entries[rel]) for rel in sorted(self.entries)],
         }
-        tmp = os.path.join(self.snap_dir, MANIFEST_NAME + ".tmp")
-        with open(tmp, "w", encoding="ascii") as handle:
-            handle.write(json.dumps(doc, separators=(",", ":")))  # dumps, not dump: one C-encoder pass
-            handle.flush()
-            os.fsync(handle.fileno())
+        data = json.dumps(doc, separators=(",", ":")).encode("ascii")  # dumps, not dump: one C-encoder pass
         crash_point("snapshot.manifest")
-        os.replace(tmp, os.path.join(self.snap_dir, MANIFEST_NAME))
-        fsync_dir(self.snap_dir)
+        replace_file(os.path.join(self.snap_dir, MANIFEST_NAME), data)
 
 
 class _Restore:
@@ -301,13 +294,10 @@ class _Restore:
         return sorted(chosen)
 
     def _place(self, rel: str, make) -> str:
-        """Create the new name beside the target, then rename it over: never write an existing inode."""
+        """Create the new name beside the target, then rename it over: never write an existing inode.
+        Its folder is fsync'ed with the other changed ones at the end of the pass."""
         path = self._changing(rel)
-        tmp = os.path.join(os.path.dirname(path), "%s%d" % (TMP_PREFIX, os.getpid()))
-        if os.path.lexists(tmp):
-            os.unlink(tmp)
-        make(tmp)
-        os.replace(tmp, path)
+        replace_with(path, make, sync_folder=False)
         crash_point("restore.replace")
         return path
 
@@ -430,6 +420,8 @@ def _link_or_copy(src: str, dst: str) -> bool:
     try:
         os.link(src, dst, follow_symlinks=False)
         return True
+    except FileExistsError:
+        raise  # dst is taken: never copied over
     except OSError:
         if not os.path.isfile(src):
             raise

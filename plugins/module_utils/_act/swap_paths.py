@@ -24,9 +24,10 @@ import json
 import os
 from typing import Dict, FrozenSet, List, Optional, Tuple
 
+from ansible_collections.gpuops.cuda_venv.plugins.module_utils._core.durable import rewrite_file
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._core.errors import CudaVenvError
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._core.runner import clean_env
-from ansible_collections.gpuops.cuda_venv.plugins.module_utils._act.snapshot import Entry, scan_tree
+from ansible_collections.gpuops.cuda_venv.plugins.module_utils._act.snapshot import scan_tree
 
 SCRIPTS_DIR = "bin/"
 MAX_SCRIPT = 1 << 20
@@ -35,7 +36,6 @@ _SH_FIRST = b"#!/bin/sh"
 _SH_EXEC = b"'''exec' "
 _SH_ARGS = b' "$0" "$@"'
 _SH_END = b"' '''"
-_TMP = ".cuda_venv-rewrite-%d"
 # Runs in the venv's interpreter: bytecode is specific to its version. stdin: [[pyc, live source path], ...].
 _RECOMPILE = (
     "import importlib.util, json, py_compile, sys\n"
@@ -68,7 +68,7 @@ def rewrite_copy_paths(copy_root: str, live_root: str, known: FrozenSet[Tuple[in
             data = _read(path)
             fixed = fixed_script(data, old, fresh)
             if fixed is not None:
-                _replace(path, fixed, entries[rel])
+                rewrite_file(path, fixed)
                 scripts[rel] = (_record_hash(fixed), len(fixed))
         elif rel.endswith(".pyc") and old in _read(path):
             pycs.append(rel)
@@ -77,7 +77,7 @@ def rewrite_copy_paths(copy_root: str, live_root: str, known: FrozenSet[Tuple[in
     if scripts:
         for rel in new:
             if rel.endswith(".dist-info/RECORD"):
-                _fix_record(copy_root, rel, scripts, entries[rel])
+                _fix_record(copy_root, rel, scripts)
     return sorted(list(scripts) + pycs)
 
 
@@ -116,7 +116,7 @@ def _source_of(pyc_rel: str) -> str:
     return (parent + "/" if parent else "") + stem + ".py"
 
 
-def _fix_record(copy_root: str, rel: str, scripts: Dict[str, Tuple[str, int]], entry: Entry) -> None:
+def _fix_record(copy_root: str, rel: str, scripts: Dict[str, Tuple[str, int]]) -> None:
     """Set the hash and size of the rewritten scripts' rows in one RECORD; other rows keep their bytes."""
     path = copy_root + "/" + rel
     site = os.path.dirname(os.path.dirname(path))
@@ -138,7 +138,7 @@ def _fix_record(copy_root: str, rel: str, scripts: Dict[str, Tuple[str, int]], e
             changed = True
         out.append(line)
     if changed:
-        _replace(path, b"".join(out), entry)
+        rewrite_file(path, b"".join(out))
 
 
 def _record_hash(data: bytes) -> str:
@@ -148,18 +148,3 @@ def _record_hash(data: bytes) -> str:
 def _read(path: str) -> bytes:
     with open(path, "rb") as handle:
         return handle.read()
-
-
-def _replace(path: str, data: bytes, entry: Entry) -> None:
-    """A new inode with ``data`` and the old one's owner and mode, renamed over ``path``."""
-    tmp = os.path.join(os.path.dirname(path), _TMP % os.getpid())
-    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_CLOEXEC, 0o600)
-    try:
-        os.write(fd, data)
-        if os.geteuid() == 0:
-            os.fchown(fd, entry.uid, entry.gid)
-        os.fchmod(fd, entry.mode)
-        os.fsync(fd)
-    finally:
-        os.close(fd)
-    os.replace(tmp, path)

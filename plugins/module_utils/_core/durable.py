@@ -1,22 +1,26 @@
 # -*- coding: utf-8 -*-
 # Copyright: (c) 2026, gpuops.cuda_venv contributors
 # GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
-"""The one way a file is replaced: a temporary file in the same folder, written, fsync'ed, renamed, folder fsync'ed.
+"""The one way a file is replaced: a new name in the same folder, made, fsync'ed, renamed, folder fsync'ed.
 
 Private to the gpuops.cuda_venv collection: not a public API.
 
 After a crash or a power cut the path holds the old content or the new one, never a mix and never an empty
 file: the data reaches the disk before the rename that commits it, and the rename before the call returns.
 The file is never written in place, so an inode it shared (a hard link into an installer's cache, a copy's
-link to the live venv) keeps its bytes. The append-only journal and the swap's exchange are the two
-durable writes that do not go through here (see _act/journal.py, _act/swap.py).
+link to the live venv) keeps its bytes. A failed call leaves the path as it was and no temporary name behind.
+The append-only journal and the swap's exchange are the two durable writes that do not go through here
+(see _act/journal.py, _act/swap.py).
 """
 
 from __future__ import annotations
 
 import os
-import tempfile
-from typing import Optional, Tuple
+import stat
+from typing import Callable, Optional, Tuple
+
+# Tries at a free temporary name (tempfile.TMP_MAX): another process would have to take 10000 random names.
+_TRIES = 10000
 
 
 def fsync_dir(path: str) -> None:
@@ -34,22 +38,64 @@ def replace_file(path: str, data: bytes, mode: int = 0o600, owner: Optional[Tupl
     Raises OSError when the folder cannot take the temporary file or the rename; ``path`` is then unchanged
     and no temporary file is left behind.
     """
-    folder = os.path.dirname(os.path.abspath(path))
-    fd, temporary = tempfile.mkstemp(prefix="." + os.path.basename(path) + ".", suffix=".tmp", dir=folder)
-    try:
+    replace_with(path, lambda temporary: _write_new(temporary, data, mode, owner))
+
+
+def rewrite_file(path: str, data: bytes) -> None:
+    """Make the existing file ``path`` hold ``data``, keeping its permission bits (and, as root, its owner)."""
+    st = os.stat(path)
+    replace_file(path, data, stat.S_IMODE(st.st_mode), (st.st_uid, st.st_gid) if os.geteuid() == 0 else None)
+
+
+def replace_with(path: str, make: Callable[[str], object], sync_folder: bool = True) -> None:
+    """Make ``path`` the entry ``make(new_name)`` creates beside it (a written file, a hard link, a symlink).
+
+    ``make`` must fsync any bytes it writes, and fail with FileExistsError where ``new_name`` is taken (it then
+    gets another). ``sync_folder=False``: the caller renames many entries into few folders and fsyncs each of
+    them (``fsync_dir``) before it records that they are done. Raises OSError with ``path`` unchanged and the
+    new name removed.
+    """
+    folder, name = os.path.split(os.path.abspath(path))
+    for _attempt in range(_TRIES):
+        temporary = os.path.join(folder, ".%s.%s.tmp" % (name, os.urandom(4).hex()))
         try:
-            view = memoryview(data)
-            while view:
-                view = view[os.write(fd, view):]
-            if owner is not None:
-                os.fchown(fd, owner[0], owner[1])
-            os.fchmod(fd, mode)
-            os.fsync(fd)
-        finally:
-            os.close(fd)
+            make(temporary)
+        except FileExistsError:
+            if os.path.lexists(temporary):
+                continue  # another process's name: not made here, not removed
+            raise
+        except BaseException:
+            _remove(temporary)
+            raise
+        break
+    else:
+        raise FileExistsError("no free temporary name beside %s after %d tries" % (path, _TRIES))
+    try:
         os.replace(temporary, path)
     except BaseException:
-        if os.path.lexists(temporary):
-            os.unlink(temporary)
+        _remove(temporary)
         raise
-    fsync_dir(folder)
+    if sync_folder:
+        fsync_dir(folder)
+
+
+def _write_new(path: str, data: bytes, mode: int, owner: Optional[Tuple[int, int]]) -> None:
+    """Create ``path`` (never an existing one), write ``data``, set owner then mode (chown clears setuid), fsync."""
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC, 0o600)
+    try:
+        view = memoryview(data)
+        while view:
+            view = view[os.write(fd, view):]
+        if owner is not None:
+            os.fchown(fd, owner[0], owner[1])
+        os.fchmod(fd, mode)
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+
+
+def _remove(path: str) -> None:
+    try:
+        os.unlink(path)
+    except FileNotFoundError:
+        pass

@@ -1,0 +1,173 @@
+# -*- coding: utf-8 -*-
+# Copyright: (c) 2026, gpuops.cuda_venv contributors
+# GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
+"""Tests for durable: real files get the bytes, mode and owner asked for, in the order that survives a power cut,
+and a failure leaves the old file and no temporary name."""
+
+from __future__ import annotations
+
+import os
+import stat
+
+import pytest
+
+from ansible_collections.gpuops.cuda_venv.plugins.module_utils._core import durable
+from ansible_collections.gpuops.cuda_venv.plugins.module_utils._core.durable import (
+    fsync_dir, replace_file, replace_with, rewrite_file)
+
+ROOT = os.geteuid() == 0
+
+
+def mode_of(path):
+    return stat.S_IMODE(os.lstat(str(path)).st_mode)
+
+
+def test_a_new_file_gets_the_bytes_and_mode_and_nothing_else_is_left(tmp_path):
+    target = tmp_path / "state.json"
+    replace_file(str(target), b'{"a": 1}', 0o640)
+    assert target.read_bytes() == b'{"a": 1}' and mode_of(target) == 0o640
+    assert os.listdir(str(tmp_path)) == ["state.json"]
+
+
+def test_the_default_mode_is_owner_only(tmp_path):
+    replace_file(str(tmp_path / "f"), b"x")
+    assert mode_of(tmp_path / "f") == 0o600
+
+
+def test_an_existing_file_is_replaced_by_a_new_inode_so_a_hard_link_keeps_the_old_bytes(tmp_path):
+    target, cache = tmp_path / "RECORD", tmp_path / "cache-link"
+    target.write_bytes(b"old\n")
+    os.link(str(target), str(cache))
+    replace_file(str(target), b"new\n")
+    assert target.read_bytes() == b"new\n" and cache.read_bytes() == b"old\n"
+    assert os.stat(str(target)).st_ino != os.stat(str(cache)).st_ino
+
+
+def test_large_data_is_written_whole(tmp_path):
+    data = os.urandom(3 << 20) + b"end"
+    replace_file(str(tmp_path / "big"), data)
+    assert (tmp_path / "big").read_bytes() == data
+
+
+def test_rewrite_keeps_the_mode_of_the_file_it_replaces(tmp_path):
+    target = tmp_path / "script"
+    target.write_bytes(b"#!/old/python\n")
+    os.chmod(str(target), 0o751)
+    rewrite_file(str(target), b"#!/new/python\n")
+    assert target.read_bytes() == b"#!/new/python\n" and mode_of(target) == 0o751
+
+
+@pytest.mark.skipif(not ROOT, reason="changing a file's owner needs root")
+def test_as_root_the_owner_is_set_and_a_setuid_bit_survives_the_chown(tmp_path):
+    target = tmp_path / "tool"
+    replace_file(str(target), b"x", 0o4755, (1234, 5678))
+    st = os.stat(str(target))
+    assert (st.st_uid, st.st_gid, stat.S_IMODE(st.st_mode)) == (1234, 5678, 0o4755)
+
+
+@pytest.mark.skipif(not ROOT, reason="changing a file's owner needs root")
+def test_as_root_rewrite_keeps_the_owner_of_the_file_it_replaces(tmp_path):
+    target = tmp_path / "RECORD"
+    target.write_bytes(b"a,,\n")
+    os.chown(str(target), 4321, 8765)
+    os.chmod(str(target), 0o644)
+    rewrite_file(str(target), b"b,,\n")
+    st = os.stat(str(target))
+    assert (st.st_uid, st.st_gid, stat.S_IMODE(st.st_mode)) == (4321, 8765, 0o644)
+
+
+def test_a_missing_folder_raises_and_creates_nothing(tmp_path):
+    with pytest.raises(FileNotFoundError):
+        replace_file(str(tmp_path / "missing" / "f"), b"x")
+    assert os.listdir(str(tmp_path)) == []
+
+
+@pytest.mark.skipif(ROOT, reason="root writes into a read-only folder")
+def test_a_read_only_folder_raises_and_leaves_the_old_file(tmp_path):
+    target = tmp_path / "f"
+    target.write_bytes(b"old")
+    os.chmod(str(tmp_path), 0o500)
+    try:
+        with pytest.raises(PermissionError):
+            replace_file(str(target), b"new")
+    finally:
+        os.chmod(str(tmp_path), 0o700)
+    assert target.read_bytes() == b"old" and os.listdir(str(tmp_path)) == ["f"]
+
+
+def test_a_failed_rename_removes_the_written_temporary(tmp_path):
+    """The temporary is written and fsync'ed, then the rename fails (the path is a folder that is not empty)."""
+    target = tmp_path / "taken"
+    target.mkdir()
+    (target / "inside").write_bytes(b"keep")
+    with pytest.raises(OSError):
+        replace_file(str(target), b"new")
+    assert sorted(os.listdir(str(tmp_path))) == ["taken"] and (target / "inside").read_bytes() == b"keep"
+
+
+def test_a_failing_make_leaves_the_old_file_and_removes_what_it_made(tmp_path):
+    target = tmp_path / "f"
+    target.write_bytes(b"old")
+
+    def make(name):
+        with open(name, "wb") as handle:
+            handle.write(b"half")
+        raise OSError(28, "No space left on device")
+    with pytest.raises(OSError, match="No space"):
+        replace_with(str(target), make)
+    assert target.read_bytes() == b"old" and os.listdir(str(tmp_path)) == ["f"]
+
+
+def test_replace_with_puts_a_hard_link_or_a_symlink_in_place(tmp_path):
+    blob, target, link = tmp_path / "blob", tmp_path / "file", tmp_path / "link"
+    blob.write_bytes(b"snapshot bytes")
+    target.write_bytes(b"damaged")
+    link.write_bytes(b"not a link yet")
+    replace_with(str(target), lambda name: os.link(str(blob), name))
+    replace_with(str(link), lambda name: os.symlink("file", name))
+    assert os.stat(str(target)).st_ino == os.stat(str(blob)).st_ino
+    assert os.readlink(str(link)) == "file" and link.read_bytes() == b"snapshot bytes"
+    assert sorted(os.listdir(str(tmp_path))) == ["blob", "file", "link"]
+
+
+def test_a_temporary_name_another_process_holds_is_skipped_and_kept(tmp_path, monkeypatch):
+    names = iter([b"\x00\x00\x00\x01", b"\x00\x00\x00\x02"])
+    monkeypatch.setattr(durable.os, "urandom", lambda size: next(names))
+    other = tmp_path / ".second.00000001.tmp"
+    other.write_bytes(b"another process's")
+    replace_file(str(tmp_path / "second"), b"2")
+    assert other.read_bytes() == b"another process's" and (tmp_path / "second").read_bytes() == b"2"
+
+
+def test_the_data_is_fsynced_before_the_rename_and_the_folder_after_it(tmp_path, monkeypatch):
+    calls = []
+    real_fsync, real_replace = os.fsync, os.replace
+
+    def fsync(fd):
+        calls.append(("fsync", os.readlink("/proc/self/fd/%d" % fd)))
+        real_fsync(fd)
+
+    def replace(src, dst):
+        calls.append(("rename", os.path.basename(str(dst))))
+        real_replace(src, dst)
+    monkeypatch.setattr(durable.os, "fsync", fsync)
+    monkeypatch.setattr(durable.os, "replace", replace)
+    replace_file(str(tmp_path / "manifest.json"), b"{}")
+    assert [c[0] for c in calls] == ["fsync", "rename", "fsync"]
+    assert os.path.basename(calls[0][1]).startswith(".manifest.json.") and calls[0][1].endswith(".tmp")
+    assert calls[1:] == [("rename", "manifest.json"), ("fsync", str(tmp_path))]
+
+
+def test_without_sync_folder_the_caller_fsyncs_the_folder(tmp_path, monkeypatch):
+    synced = []
+    monkeypatch.setattr(durable, "fsync_dir", synced.append)
+    replace_with(str(tmp_path / "f"), lambda name: os.symlink("x", name), sync_folder=False)
+    replace_file(str(tmp_path / "g"), b"")
+    assert synced == [str(tmp_path)]
+
+
+def test_fsync_dir_needs_a_folder(tmp_path):
+    fsync_dir(str(tmp_path))
+    (tmp_path / "f").write_bytes(b"")
+    with pytest.raises(NotADirectoryError):
+        fsync_dir(str(tmp_path / "f"))
