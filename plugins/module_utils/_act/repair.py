@@ -28,7 +28,7 @@ from ansible_collections.gpuops.cuda_venv.plugins.module_utils._decide.plan impo
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._read.probe import run_check
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._read.record_check import check_all
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._act.record_trim import drop_record_entries
-from ansible_collections.gpuops.cuda_venv.plugins.module_utils._act.recovery import Batch, recover
+from ansible_collections.gpuops.cuda_venv.plugins.module_utils._act.recovery import JournaledBatch, recover
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._core.redact import redact
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._act.snapshot import escaping_directory_links
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._act.swap import IN_PLACE, SWAP, recover_swap, swap_dir_of
@@ -171,7 +171,7 @@ def _converge(run, root: str, state_dir: str, static: FactsOptions) -> dict:
         pending = _Pending(background.submit(_baseline, before, options, runner))
 
         def begin(batch):
-            return Batch.begin(root, state_dir, journal, batch.number, actions=[a.as_dict() for a in batch.actions])
+            return JournaledBatch.begin(root, state_dir, journal, batch.number, actions=[a.as_dict() for a in batch.actions])
         current, plan_seen = _run_rounds(run, begin, plan, pending, before, recovered, state_dir, journal)
     journal.append("done")
     journal.reset()
@@ -322,7 +322,7 @@ def _run_batch(run, begin, batch, state, before, plan, recovered):
             if missing:
                 message = redact("%s; unfixable: %s not found in the wheel sources (%s)" % (
                     message, ", ".join(missing), run.backend.describe_sources()), run.secrets)
-            if missing and isinstance(txn, Batch):  # in place: restore this batch, let the independent ones run
+            if missing and isinstance(txn, JournaledBatch):  # in place: restore this batch, let the independent ones run
                 _restore(txn, record, message)
                 run.touched.difference_update(a.name for a in batch.actions)  # restored: nothing of it to verify
                 run.unfixable.append(message)
