@@ -27,7 +27,7 @@ from ansible_collections.gpuops.cuda_venv.plugins.module_utils._read.observe imp
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._decide.plan import Plan
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._act.snapshot import scan_tree
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._act.swap import (
-    IN_PLACE, NEXT_DIR, Strategy, SwapError, choose_strategy, discard, exchange, keep_generation, live_changes,
+    IN_PLACE, NEXT_DIR, Strategy, SwapError, choose_strategy, dir_inode, discard, exchange, keep_generation, live_changes,
     make_copy, measure_room, open_swap, rebase, rebase_argv, swap_back, swap_dir_of)
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._act.swap_paths import rewrite_copy_paths
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._act.venv_lock import ensure_state_dir
@@ -272,7 +272,8 @@ def _verification_problem(verified, changed_live):
 def _exchange(flow, keep):
     """Journal, exchange, keep the old venv as the newest previous generation, close the journal."""
     journal = flow.journal
-    journal.append("swap", step="exchange", other=flow.copy, live_inode=_inode(flow.root), copy_inode=_inode(flow.copy))
+    journal.append("swap", step="exchange", other=flow.copy, live_inode=list(dir_inode(flow.root)),
+                   copy_inode=list(dir_inode(flow.copy)))
     crash_point("swap.before-exchange")
     method = exchange(flow.root, flow.copy, flow.swap_dir)
     crash_point("swap.exchanged")
@@ -281,11 +282,6 @@ def _exchange(flow, keep):
     journal.append("swap", batch=None, step="done", outcome="swapped", previous=kept)
     journal.reset()
     return kept, method
-
-
-def _inode(path):
-    st = os.lstat(path)
-    return [st.st_dev, st.st_ino]
 
 
 def swap_back_result(run, root, static, before, recovered) -> dict:
