@@ -5,7 +5,7 @@
 
 Private to the gpuops.cuda_venv collection: not a public API.
 
-Protocol of one batch (``Batch``), each step journaled and fsync'ed:
+Protocol of one batch (``JournaledBatch``), each step journaled and fsync'ed:
 ``begin`` (names the snapshot dir) -> snapshot taken -> ``snapshot`` -> ``apply``
 -> ``action``... -> ``probe`` -> ``commit`` (snapshot discarded) or restore ->
 ``rollback`` (snapshot discarded). The venv is modified only after ``apply``,
@@ -55,8 +55,8 @@ def summarize(changes: Changes) -> dict:
     return result
 
 
-class Batch:
-    """One journaled batch of changes to the tree at ``root``; start it with ``Batch.begin``."""
+class JournaledBatch:
+    """One journaled batch of changes to the tree at ``root``; start it with ``JournaledBatch.begin``."""
 
     # In place every batch gets the full test: a later batch's failure restores only that batch, so a batch
     # must not be committed on a lighter test than the one that judges the venv.
@@ -71,7 +71,7 @@ class Batch:
         self.snapshot = snapshot
 
     @classmethod
-    def begin(cls, root: str, state_dir: str, journal: Journal, number: int, **details) -> "Batch":
+    def begin(cls, root: str, state_dir: str, journal: Journal, number: int, **details) -> "JournaledBatch":
         """Journal ``begin``, snapshot the tree (state dir excluded), journal ``snapshot``."""
         name = snapshot_name(journal.run, number)
         journal.append("begin", batch=number, snapshot=name, **details)

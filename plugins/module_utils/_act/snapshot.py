@@ -122,7 +122,7 @@ class Snapshot:
             key = (entry.dev, entry.ino)
             if key not in blobs:
                 blobs[key] = len(blobs)
-                if not _link_or_copy(_abs(root, rel), os.path.join(files_dir, str(blobs[key]))):
+                if not link_or_copy(_abs(root, rel), os.path.join(files_dir, str(blobs[key]))):
                     copied.append(blobs[key])
                 crash_point("snapshot.link")
             entries[rel] = entry._replace(blob=blobs[key])
@@ -265,7 +265,7 @@ class _Restore:
             # Later links of one blob link to its first placed path: one inode again, even from a copy.
             blob = self.want[rel].blob
             source = placed.get(blob) or self.snapshot.blob_path(self.want[rel])
-            placed[blob] = self._place(rel, lambda tmp, src=source: _link_or_copy(src, tmp))
+            placed[blob] = self._place(rel, lambda tmp, src=source: link_or_copy(src, tmp))
         for rel in sorted(self.want):
             want, cur = self.want[rel], self.current.get(rel)
             if want.type == "l" and (cur is None or cur.target != want.target):
@@ -286,7 +286,7 @@ class _Restore:
                     damaged.append(rel)
                 elif not same:
                     stale.append(rel)
-            if blob in self.snapshot.copied and (stale or len(set(_inode(self.current.get(rel)) for rel in rels)) > 1):
+            if blob in self.snapshot.copied and (stale or len(set(_identity(self.current.get(rel)) for rel in rels)) > 1):
                 stale = rels
             chosen.extend(stale)
         if damaged:
@@ -415,7 +415,7 @@ def _lstat_entry(rel: str, path: str) -> Optional[Entry]:
     return _entry(rel, st, os.readlink(path) if stat.S_ISLNK(st.st_mode) else None)
 
 
-def _link_or_copy(src: str, dst: str) -> bool:
+def link_or_copy(src: str, dst: str) -> bool:
     """Hard-link src to the new name dst; copy (and fsync) where linking fails. True when linked."""
     try:
         os.link(src, dst, follow_symlinks=False)
@@ -434,7 +434,8 @@ def _link_or_copy(src: str, dst: str) -> bool:
     return False
 
 
-def _inode(entry: Optional[Entry]) -> Optional[tuple]:
+def _identity(entry: Optional[Entry]) -> Optional[tuple]:
+    """The file an entry names, (st_dev, st_ino); None for no entry."""
     return (entry.dev, entry.ino) if entry is not None else None
 
 

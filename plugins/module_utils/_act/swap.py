@@ -40,7 +40,7 @@ from ansible_collections.gpuops.cuda_venv.plugins.module_utils._core.crash_point
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._core.errors import CudaVenvError
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._act.journal import Journal
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._core.durable import fsync_dir
-from ansible_collections.gpuops.cuda_venv.plugins.module_utils._act.snapshot import Entry, _link_or_copy, scan_tree
+from ansible_collections.gpuops.cuda_venv.plugins.module_utils._act.snapshot import Entry, link_or_copy, scan_tree
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._act.venv_lock import LOCK_NAME, STATE_DIR_MODE
 
 SWAP = "swap"
@@ -171,7 +171,7 @@ def make_copy(root: str, dest: str, state_dir: str) -> Dict[str, Entry]:
             if rel != ".":
                 os.mkdir(path, 0o700)
         elif entry.type == "f":
-            _link_or_copy(root + "/" + rel, path)
+            link_or_copy(root + "/" + rel, path)
             crash_point("swap.copy")
         else:
             os.symlink(entry.target, path)
@@ -328,8 +328,8 @@ def recover_swap(root: str, swap_dir: str, keep: int) -> Optional[dict]:
     if "exchange" in steps:
         planned = [r for r in records if r.get("step") == "exchange"][-1]
         finish_exchange(swap_dir, root, planned["other"])
-        exchanged = _inode(root) == tuple(planned["copy_inode"])
-        if not exchanged and _inode(root) != tuple(planned["live_inode"]):
+        exchanged = dir_inode(root) == tuple(planned["copy_inode"])
+        if not exchanged and dir_inode(root) != tuple(planned["live_inode"]):
             raise SwapError("venv path %s holds neither the venv nor the copy of interrupted swap run %s; the swap "
                             "journal %s says what was planned" % (root, run, journal.path))
     if exchanged:
@@ -350,8 +350,8 @@ def swap_back(root: str, swap_dir: str, journal: Journal) -> dict:
     if not generations:
         raise SwapError("venv %s has no previous generation to swap back to (none under %s)" % (root, os.path.join(swap_dir, PREVIOUS_DIR)))
     newest = generations[-1]
-    journal.append("swap", batch=None, step="exchange", kind="swap_back", other=newest, live_inode=list(_inode(root)),
-                   copy_inode=list(_inode(newest)))
+    journal.append("swap", batch=None, step="exchange", kind="swap_back", other=newest, live_inode=list(dir_inode(root)),
+                   copy_inode=list(dir_inode(newest)))
     method = exchange(root, newest, swap_dir)
     crash_point("swap.exchanged")
     journal.append("swap", batch=None, step="done", method=method)
@@ -359,7 +359,9 @@ def swap_back(root: str, swap_dir: str, journal: Journal) -> dict:
     return {"swapped_back": True, "method": method, "previous": newest}
 
 
-def _inode(path: str) -> Tuple[int, int]:
+def dir_inode(path: str) -> Tuple[int, int]:
+    """(st_dev, st_ino) of the folder at ``path`` (not followed), as the swap journal names the two sides of an
+    exchange; (-1, -1) when no folder is there."""
     try:
         st = os.lstat(path)
     except FileNotFoundError:

@@ -6,7 +6,7 @@
 Private to the gpuops.cuda_venv collection: not a public API.
 
 Called by ``repair`` under the venv's lock, after recovery and planning. The batches run on the copy
-exactly as they run in place (``repair._run_rounds``: each batch's installer commands, then its test),
+exactly as they run in place (``batches.run_rounds``: each batch's installer commands, then its test),
 but a batch is not snapshotted: any failure discards the whole copy and the live venv was never touched.
 See ``swap`` for the layout beside the venv, the journal and the recovery.
 """
@@ -18,19 +18,22 @@ import os
 import shutil
 from concurrent.futures import ThreadPoolExecutor
 
-from ansible_collections.gpuops.cuda_venv.plugins.module_utils._act import repair
-from ansible_collections.gpuops.cuda_venv.plugins.module_utils._core.crash_points import crash_point
-from ansible_collections.gpuops.cuda_venv.plugins.module_utils._core.names import canonical_name
-from ansible_collections.gpuops.cuda_venv.plugins.module_utils._core.errors import CudaVenvError
+from ansible_collections.gpuops.cuda_venv.plugins.module_utils._act import outcome
+from ansible_collections.gpuops.cuda_venv.plugins.module_utils._act.batches import run_rounds
+from ansible_collections.gpuops.cuda_venv.plugins.module_utils._act.health import PYCACHE_DIR, Pending, baseline
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._act.journal import Journal
-from ansible_collections.gpuops.cuda_venv.plugins.module_utils._read.observe import observe, without_probe
-from ansible_collections.gpuops.cuda_venv.plugins.module_utils._decide.plan import Plan
+from ansible_collections.gpuops.cuda_venv.plugins.module_utils._act.outcome import RepairFailed, verify_touched
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._act.snapshot import scan_tree
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._act.swap import (
-    IN_PLACE, NEXT_DIR, Strategy, SwapError, choose_strategy, discard, exchange, keep_generation, live_changes,
+    IN_PLACE, NEXT_DIR, Strategy, SwapError, choose_strategy, dir_inode, discard, exchange, keep_generation, live_changes,
     make_copy, measure_room, open_swap, rebase, rebase_argv, swap_back, swap_dir_of)
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._act.swap_paths import rewrite_copy_paths
-from ansible_collections.gpuops.cuda_venv.plugins.module_utils._act.venv_lock import ensure_state_dir
+from ansible_collections.gpuops.cuda_venv.plugins.module_utils._act.venv_lock import STATE_DIR, ensure_state_dir
+from ansible_collections.gpuops.cuda_venv.plugins.module_utils._core.crash_points import crash_point
+from ansible_collections.gpuops.cuda_venv.plugins.module_utils._core.errors import CudaVenvError
+from ansible_collections.gpuops.cuda_venv.plugins.module_utils._core.names import canonical_name
+from ansible_collections.gpuops.cuda_venv.plugins.module_utils._decide.plan import Plan
+from ansible_collections.gpuops.cuda_venv.plugins.module_utils._read.observe import observe, without_probe
 
 # Inodes beyond the copy's directories and the files the plan writes: the state dirs, journals, temporary names.
 SPARE_INODES = 64
@@ -91,7 +94,7 @@ class _CopyBatch:
         self.journal = flow.journal
         self.number = number
         self.root = flow.copy
-        self.entries = scan_tree(flow.copy, (repair.STATE_DIR,))
+        self.entries = scan_tree(flow.copy, (STATE_DIR,))
         self.journal.append("swap", batch=number, step="batch")
 
     def apply(self):
@@ -141,7 +144,7 @@ class _Flow:
     def rewrite(self):
         options = self.run.options
         done = rewrite_copy_paths(self.copy, self.root, self.known, os.path.join(self.copy, "bin", "python"),
-                                  self.run.runner, (repair.STATE_DIR,), options.facts.probe_timeout)
+                                  self.run.runner, (STATE_DIR,), options.facts.probe_timeout)
         self.rewritten = sorted(set(self.rewritten) | set(done))
         self.journal.append("swap", step="rewritten", files=len(done))
         crash_point("swap.rewritten")
@@ -159,7 +162,7 @@ def converge_on_copy(run, root, state_dir, before, plan, recovered, strategy) ->
     try:
         return _converge_on_copy(run, flow, before, plan, recovered, strategy)
     finally:
-        shutil.rmtree(os.path.join(flow.swap_dir, repair.PYCACHE_DIR), ignore_errors=True)
+        shutil.rmtree(os.path.join(flow.swap_dir, PYCACHE_DIR), ignore_errors=True)
 
 
 def _converge_on_copy(run, flow, before, plan, recovered, strategy) -> dict:
@@ -168,7 +171,7 @@ def _converge_on_copy(run, flow, before, plan, recovered, strategy) -> dict:
     live_python = run.backend.python
     # The probes' bytecode: the venv's own when it has some (the copy shares it), else a folder beside the copy
     # that the live venv's baseline test and the copy's tests share.
-    pycache = os.path.join(flow.swap_dir, repair.PYCACHE_DIR) if options.facts.pycache else None
+    pycache = os.path.join(flow.swap_dir, PYCACHE_DIR) if options.facts.pycache else None
     baseline_of, live_options = before, options
     if pycache:
         _share_bytecode(pycache, root, flow.copy)
@@ -180,14 +183,14 @@ def _converge_on_copy(run, flow, before, plan, recovered, strategy) -> dict:
 
     def failed(current, message):
         run.options = options
-        result = repair._result(options, before, current, plan, run, recovered, failed=True)
+        result = outcome.result(options, before, current, plan, run, recovered, failed=True)
         result.update(strategy=strategy.used, strategy_reason=strategy.reason)
-        return repair.RepairFailed(message, rebase(result, flow.copy, root))
+        return RepairFailed(message, rebase(result, flow.copy, root))
 
     with ThreadPoolExecutor(max_workers=1) as background:
         # The baseline test (on the live venv as found) runs while the copy is made.
         # The light test of the live venv as found; its full test only if a batch's full test must be compared.
-        pending = repair._Pending(background.submit(repair._baseline, baseline_of, live_options, run.runner, True))
+        pending = Pending(background.submit(baseline, baseline_of, live_options, run.runner, True))
         run.live_health = _live_full_health(pending, baseline_of, live_options, run.runner)
         try:
             flow.start()
@@ -198,9 +201,9 @@ def _converge_on_copy(run, flow, before, plan, recovered, strategy) -> dict:
         run.options = copy_options
         run.backend.python = os.path.join(flow.copy, os.path.relpath(live_python, root))
         try:
-            current, plan_seen = repair._run_rounds(run, lambda batch: _CopyBatch(flow, batch.number), plan,
-                                                    pending, before, recovered, state_dir, flow.journal)
-        except repair.RepairFailed as exc:
+            current, plan_seen = run_rounds(run, lambda batch: _CopyBatch(flow, batch.number), plan,
+                                            pending, before, recovered, state_dir, flow.journal)
+        except RepairFailed as exc:
             _close_failed(flow, str(exc))
             exc.result = rebase(dict(exc.result, strategy=strategy.used, strategy_reason=strategy.reason), flow.copy, root)
             raise
@@ -211,7 +214,7 @@ def _converge_on_copy(run, flow, before, plan, recovered, strategy) -> dict:
             run.backend.python = live_python
             run.options = options
     after = without_probe(current)
-    verified = repair._verify_touched(after, run.touched)
+    verified = verify_touched(after, run.touched)
     problem = _verification_problem(verified, live_changes(root, state_dir, flow.entries))
     if problem:
         flow.abandon(problem)
@@ -219,7 +222,7 @@ def _converge_on_copy(run, flow, before, plan, recovered, strategy) -> dict:
     flow.journal.append("swap", step="verified")
     crash_point("swap.verified")
     kept, method = _exchange(flow, options.keep_previous)
-    result = repair._result(options, before, after, plan_seen, run, recovered, probe_obs=current, verified=verified)
+    result = outcome.result(options, before, after, plan_seen, run, recovered, probe_obs=current, verified=verified)
     result.update(strategy=strategy.used, strategy_reason=strategy.reason, previous=kept, exchange=method,
                   rewritten=flow.rewritten)
     return rebase(result, flow.copy, root)
@@ -233,7 +236,7 @@ def _live_full_health(pending, before, options, runner):
     def ask():
         if not answer:
             found = pending()[1]
-            answer.append(repair._baseline(before, options, runner)[1] if found.light else found)
+            answer.append(baseline(before, options, runner)[1] if found.light else found)
         return answer[0]
     return ask
 
@@ -272,7 +275,8 @@ def _verification_problem(verified, changed_live):
 def _exchange(flow, keep):
     """Journal, exchange, keep the old venv as the newest previous generation, close the journal."""
     journal = flow.journal
-    journal.append("swap", step="exchange", other=flow.copy, live_inode=_inode(flow.root), copy_inode=_inode(flow.copy))
+    journal.append("swap", step="exchange", other=flow.copy, live_inode=list(dir_inode(flow.root)),
+                   copy_inode=list(dir_inode(flow.copy)))
     crash_point("swap.before-exchange")
     method = exchange(flow.root, flow.copy, flow.swap_dir)
     crash_point("swap.exchanged")
@@ -283,17 +287,12 @@ def _exchange(flow, keep):
     return kept, method
 
 
-def _inode(path):
-    st = os.lstat(path)
-    return [st.st_dev, st.st_ino]
-
-
 def swap_back_result(run, root, static, before, recovered) -> dict:
     """``swap_back``: the newest previous generation exchanged with the venv (atomically where the kernel can)."""
     swap_dir = swap_dir_of(root)
     done = swap_back(root, swap_dir, Journal(swap_dir))
     after = observe(static, run.runner, run.loader)
-    result = repair._result(run.options, before, after, Plan(batches=(), unfixable=()), run, recovered, changed=True,
+    result = outcome.result(run.options, before, after, Plan(batches=(), unfixable=()), run, recovered, changed=True,
                             verified={})
     result.update(strategy="swap_back", strategy_reason="option swap_back", previous=done["previous"],
                   exchange=done["method"])

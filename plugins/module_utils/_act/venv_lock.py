@@ -24,6 +24,7 @@ from typing import Callable, Optional
 
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._core.errors import CudaVenvError
 
+STATE_DIR = ".cuda_venv"  # the venv's own state: its lock, journal, snapshots
 LOCK_NAME = "lock"
 STATE_DIR_MODE = 0o700
 
@@ -57,6 +58,11 @@ def describe_holder(holder: dict) -> str:
     if host == socket.gethostname() and not _alive(pid):
         text += " (that pid has exited; a process it started still holds the lock)"
     return text
+
+
+def state_dir_of(root: str) -> str:
+    """The venv's state dir, ``<root>/.cuda_venv``."""
+    return os.path.join(root, STATE_DIR)
 
 
 def ensure_state_dir(state_dir: str) -> str:

@@ -14,7 +14,7 @@ import pytest
 
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._core.crash_points import ENV_VAR
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._act.journal import Journal
-from ansible_collections.gpuops.cuda_venv.plugins.module_utils._act.recovery import Batch, RecoveryError, recover
+from ansible_collections.gpuops.cuda_venv.plugins.module_utils._act.recovery import JournaledBatch, RecoveryError, recover
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._act.snapshot import SnapshotError
 from ansible_collections.gpuops.cuda_venv.tests.support import tree_digest as td
 
@@ -23,7 +23,7 @@ DRIVER = """
 import sys
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._core.crash_points import crash_point
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._act.journal import Journal
-from ansible_collections.gpuops.cuda_venv.plugins.module_utils._act.recovery import Batch, recover
+from ansible_collections.gpuops.cuda_venv.plugins.module_utils._act.recovery import JournaledBatch, recover
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._act.venv_lock import VenvLock
 from ansible_collections.gpuops.cuda_venv.tests.support.tree_digest import modify_tree
 
@@ -32,7 +32,7 @@ with VenvLock(state):
     if ending == "recover":
         recover(root, state)
         sys.exit(0)
-    batch = Batch.begin(root, state, Journal(state, run="crashed"), 1, plan=["uninstall nvidia-cudnn-cu12"])
+    batch = JournaledBatch.begin(root, state, Journal(state, run="crashed"), 1, plan=["uninstall nvidia-cudnn-cu12"])
     batch.apply()
     modify_tree(root, after_each=lambda: crash_point("driver.modify"))
     batch.action(argv=["pip", "install", "--", "x"], rc=0)
@@ -221,7 +221,7 @@ def test_batch_begin_failure_closes_the_batch(venv):
         handle.write("in the way")
     journal = Journal(state_of(venv), run="r")
     with pytest.raises(SnapshotError) as err:
-        Batch.begin(venv, state_of(venv), journal, 1)
+        JournaledBatch.begin(venv, state_of(venv), journal, 1)
     assert str(err.value).startswith("cannot snapshot %s into %s: " % (venv, os.path.join(state_of(venv), "snapshots", "r-batch1")))
     records = journal.records()
     assert [record["phase"] for record in records] == ["begin", "rollback"]

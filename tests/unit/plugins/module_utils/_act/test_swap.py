@@ -1,7 +1,7 @@
 # -*- coding: utf-8 -*-
 # Copyright: (c) 2026, gpuops.cuda_venv contributors
 # GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
-"""The swap strategy's parts on real trees: decision, copy, exchange, generations, recovery, path rewriting."""
+"""The swap strategy's parts on real trees: decision, copy, exchange, generations, recovery."""
 
 from __future__ import annotations
 
@@ -13,10 +13,9 @@ import pytest
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._act import swap
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._act.journal import Journal
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._act.swap import (
-    IN_PLACE, SWAP, Room, Strategy, SwapError, choose_strategy, exchange, exchange_atomically, finish_exchange,
+    IN_PLACE, SWAP, Room, Strategy, SwapError, choose_strategy, dir_inode, exchange, exchange_atomically, finish_exchange,
     finish_missing_root, is_mount_point, keep_generation, make_copy, previous_generations, rebase, rebase_argv,
     recover_swap, swap_dir_of)
-from ansible_collections.gpuops.cuda_venv.plugins.module_utils._act.swap_paths import _source_of, fixed_script
 from ansible_collections.gpuops.cuda_venv.tests.support import tree_digest as td
 
 ROOMY = Room(free_bytes=10 << 30, free_inodes=10 ** 6, need_bytes=1 << 20, need_inodes=100)
@@ -183,16 +182,11 @@ def _open_run(venv, steps, exchanged=None):
         details = {}
         if step == "exchange":
             nxt = os.path.join(swap_dir, "next")
-            details = dict(other=nxt, live_inode=list(_inode(str(venv))), copy_inode=list(_inode(nxt)))
+            details = dict(other=nxt, live_inode=list(dir_inode(str(venv))), copy_inode=list(dir_inode(nxt)))
         journal.append("swap", batch=None, step=step, **details)
     if exchanged:
         exchange(str(venv), os.path.join(swap_dir, "next"), swap_dir)
     return swap_dir
-
-
-def _inode(path):
-    st = os.lstat(path)
-    return st.st_dev, st.st_ino
 
 
 def test_recovery_before_the_exchange_discards_the_copy(venv):
@@ -241,22 +235,9 @@ def test_rebase_names_the_live_venv():
     assert rebase_argv(["/s/v/bin/python", "-c", "/s/v", "/s/vv/x"], "/s/v", "/c") == ("/c/bin/python", "-c", "/c", "/s/vv/x")
 
 
-def test_a_script_naming_the_copy_names_the_venv():
-    script = b"#!/c/next/bin/python\n# -*- coding: utf-8 -*-\nimport re\nprint('/c/next/kept')\n"
-    assert fixed_script(script, b"/c/next/", b"/v/") == b"#!/v/bin/python\n# -*- coding: utf-8 -*-\nimport re\nprint('/c/next/kept')\n"
-    assert fixed_script(b"#!/usr/bin/python3\nx\n", b"/c/next/", b"/v/") is None
-
-
-def test_the_sh_launcher_becomes_a_plain_shebang_when_the_venv_path_fits():
-    long_copy = b"/" + b"c" * 120 + b"/"
-    script = b"#!/bin/sh\n'''exec' " + long_copy + b"bin/python \"$0\" \"$@\"\n' '''\n# -*- coding: utf-8 -*-\nimport re\n"
-    assert fixed_script(script, long_copy, b"/v/") == b"#!/v/bin/python\n# -*- coding: utf-8 -*-\nimport re\n"
-    too_long = b"/" + b"v" * 120 + b"/"
-    assert fixed_script(script, long_copy, too_long) == script.replace(long_copy, too_long)
-    quoted = script.replace(long_copy + b"bin/python", b'"' + long_copy + b'bin/python"')
-    assert fixed_script(quoted, long_copy, b"/v/") == b"#!/v/bin/python\n# -*- coding: utf-8 -*-\nimport re\n"
-
-
-def test_bytecode_paths_map_to_their_source():
-    assert _source_of("lib/python3.12/site-packages/pkg/__pycache__/mod.cpython-312.pyc") == "lib/python3.12/site-packages/pkg/mod.py"
-    assert _source_of("pkg/__pycache__/__init__.cpython-312.opt-1.pyc") == "pkg/__init__.py"
+def test_the_swap_journal_names_a_folder_by_its_inode(tmp_path):
+    st = os.lstat(str(tmp_path))
+    assert dir_inode(str(tmp_path)) == (st.st_dev, st.st_ino)
+    (tmp_path / "file").write_text("")
+    os.symlink(str(tmp_path), str(tmp_path / "link"))
+    assert [dir_inode(str(tmp_path / name)) for name in ("file", "link", "absent")] == [(-1, -1)] * 3

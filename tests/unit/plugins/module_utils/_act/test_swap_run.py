@@ -1,0 +1,79 @@
+# -*- coding: utf-8 -*-
+# Copyright: (c) 2026, gpuops.cuda_venv contributors
+# GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
+"""The swap run's pure parts: what a swap needs, the strategy check mode reports, the verdict on a copy."""
+
+from __future__ import annotations
+
+import os
+
+from ansible_collections.gpuops.cuda_venv.plugins.module_utils._act.journal import Journal
+from ansible_collections.gpuops.cuda_venv.plugins.module_utils._act.repair import RepairOptions
+from ansible_collections.gpuops.cuda_venv.plugins.module_utils._act.swap import IN_PLACE, Strategy, swap_dir_of
+from ansible_collections.gpuops.cuda_venv.plugins.module_utils._act.swap_run import (
+    SPARE_INODES, _share_bytecode, _verification_problem, check_strategy, decide, plan_needs)
+from ansible_collections.gpuops.cuda_venv.plugins.module_utils._decide.plan import Action, Batch, DesiredState, Plan
+from ansible_collections.gpuops.cuda_venv.plugins.module_utils._read.observe import FactsOptions
+from ansible_collections.gpuops.cuda_venv.tests.unit.plugins.module_utils import observations as O
+
+EMPTY = Plan(batches=(), unfixable=())
+
+
+def _options(root, **kwargs):
+    return RepairOptions(facts=FactsOptions(path=str(root)), desired=DesiredState(), **kwargs)
+
+
+def _plan(*actions):
+    return Plan((Batch(1, "t", tuple(Action(kind, name, name, "r") for kind, name in actions), ()),), ())
+
+
+def test_a_swap_needs_the_copys_folders_and_the_reinstalled_wheels_files():
+    """a 1: a/__init__.py (18 bytes), a/lib/x.so (15), METADATA (19), RECORD (no size); b 2: b.py, METADATA,
+    RECORD. Folders: site-packages, a, a/lib and the two dist-info folders."""
+    obs = O.build([O.dist("a", "1", files=["a/__init__.py", "a/lib/x.so"]), O.dist("b", "2", files=["b.py"])])
+    assert plan_needs(obs, EMPTY) == (0, 5 + SPARE_INODES)
+    # reinstalling a rewrites its four files; removing b writes nothing; c is not installed: its size is unknown
+    assert plan_needs(obs, _plan(("reinstall", "a"), ("remove", "b"), ("install", "c"))) == (52, 5 + SPARE_INODES + 4)
+    assert plan_needs(obs, _plan(("install", "A"))) == (52, 5 + SPARE_INODES + 4)  # the name as the installer spells it
+
+
+def test_in_place_asked_for_is_decided_without_measuring(tmp_path):
+    absent = tmp_path / "absent"
+    assert decide(_options(absent), None, None, str(absent)) == Strategy(IN_PLACE, "strategy in_place was asked for")
+
+
+def test_check_mode_reports_the_strategy_and_an_interrupted_swap(tmp_path):
+    root = tmp_path / "venv"
+    root.mkdir()
+    assert check_strategy(_options(root), None, str(root), EMPTY) == {"strategy": None, "strategy_reason": "nothing to repair"}
+    assert check_strategy(_options(root, swap_back=True), None, str(root), EMPTY) == {
+        "strategy": "swap_back", "strategy_reason": "the newest previous generation would be swapped back in"}
+    assert check_strategy(_options(root), None, str(root), _plan(("reinstall", "a"))) == {
+        "strategy": IN_PLACE, "strategy_reason": "strategy in_place was asked for"}
+    swap_dir = swap_dir_of(str(root))
+    os.mkdir(swap_dir)
+    Journal(swap_dir, run="r1").append("swap", batch=None, step="begin", copy=os.path.join(swap_dir, "next"))
+    assert check_strategy(_options(root), None, str(root), EMPTY) == {
+        "strategy": None, "strategy_reason": "nothing to repair",
+        "pending_recovery": "an interrupted swap run will be finished or discarded first"}
+
+
+def test_a_copy_is_used_only_when_its_wheels_match_and_the_live_venv_stayed_still():
+    assert _verification_problem({"torch": "ok", "nvidia-nccl-cu12": "ok"}, []) is None
+    assert _verification_problem({}, []) is None
+    assert _verification_problem({"torch": "ok", "nvidia-nccl-cu12": "1 missing, 0 modified", "a": "0 missing, 2 modified"},
+                                 ["bin/x"]) == ("the repaired copy does not match the RECORD of a (0 missing, 2 modified), "
+                                                "nvidia-nccl-cu12 (1 missing, 0 modified)")
+    assert _verification_problem({"torch": "ok"}, ["bin/a", "bin/b", "lib/c", "lib/d"]) == (
+        "the live venv changed while its copy was repaired (4 path(s), e.g. bin/a, bin/b, lib/c)")
+
+
+def test_the_copys_bytecode_tree_is_the_live_venvs(tmp_path):
+    pycache = str(tmp_path / "swap" / "pycache")
+    live, copy = "/venvs/train", "/venvs/.train.cuda_venv/next"
+    _share_bytecode(pycache, live, copy)
+    target = pycache + "/venvs/train"
+    assert os.path.isdir(target) and os.readlink(pycache + "/venvs/.train.cuda_venv/next") == target
+    assert os.stat(os.path.dirname(pycache)).st_mode & 0o777 == 0o700
+    _share_bytecode(pycache, live, copy)  # a second batch finds it made
+    assert os.readlink(pycache + "/venvs/.train.cuda_venv/next") == target
