@@ -34,13 +34,14 @@ from reliability_tools import repair_args, run_child
 from tests.standin._layout import DistSpec
 from tests.standin._wheel import write_wheel
 
+from ansible_collections.gpuops.cuda_venv.plugins.module_utils._act.health import PYCACHE_DIR
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._act.swap import swap_dir_of
 from ansible_collections.gpuops.cuda_venv.tests.support.dist_helpers import make_dist
 
 STRACE = shutil.which("strace")
 SYSCALLS = ("openat", "open", "creat", "close", "dup", "dup2", "dup3", "fcntl", "write", "pwrite64", "writev",
             "pwritev", "pwritev2", "ftruncate", "fsync", "fdatasync", "rename", "renameat", "renameat2", "link",
-            "linkat", "chdir", "fchdir", "clone", "clone3")
+            "linkat", "mkdir", "mkdirat", "syncfs", "chdir", "fchdir", "clone", "clone3")
 WRITES = ("write", "pwrite64", "writev", "pwritev", "pwritev2", "ftruncate")
 RENAME_EXCHANGE = 2
 TOOL = DistSpec(name="cuda-venv-tool", version="1.0", requires_dist=(), elf_files=(), python_files=(), data_files=())
@@ -105,11 +106,11 @@ def test_an_in_place_repair_makes_each_file_durable_before_it_counts(strace, tmp
     assert seen["kept"] == [os.path.join(state, PREVIOUS)]
     assert seen["replaced"] == sorted([record] + [os.path.join(s, "manifest.json") for s in snapshots])
     assert seen["linked"] == sorted(os.path.join(s, "files") for s in snapshots)
+    assert seen["made"] == sorted([state, os.path.join(state, "snapshots")] + snapshots + [os.path.join(s, "files") for s in snapshots])
 
 
 def test_a_swap_repair_makes_each_file_durable_before_it_counts(strace, tmp_path, fresh):
-    # Not with the escaping RECORD: a swap trims the live venv's RECORD instead of the copy's, and gives up.
-    info, args, _record = incident(fresh, tmp_path, escaping=False)
+    info, args, record = incident(fresh, tmp_path, escaping=True)
     run, events = traced_repair(strace, tmp_path / "swap", dict(args, strategy="swap"))
     assert run.result["strategy"] == "swap", run.result.get("strategy_reason")
     swap_dir = swap_dir_of(str(info.venv))
@@ -119,8 +120,12 @@ def test_a_swap_repair_makes_each_file_durable_before_it_counts(strace, tmp_path
     assert seen["appended"] == [os.path.join(swap_dir, JOURNAL)]
     assert seen["kept"] == [os.path.join(swap_dir, PREVIOUS)]
     assert "bin/cuda-venv-tool" in run.result["rewritten"], run.result["rewritten"]
-    assert seen["replaced"] == [os.path.join(copy, "bin", "cuda-venv-tool"), os.path.join(copy, site, TOOL_INFO, "RECORD")]
+    # The escaping rows are cut from the copy's RECORD (the live one is never written by a swap).
+    assert seen["replaced"] == sorted([os.path.join(copy, "bin", "cuda-venv-tool"), os.path.join(copy, site, TOOL_INFO, "RECORD"),
+                                       os.path.join(copy, os.path.relpath(record, str(info.venv)))])
     assert "linked" not in seen  # no snapshot: a failed copy is discarded
+    assert seen["made"] == sorted([swap_dir, os.path.join(swap_dir, "previous"), os.path.join(str(info.venv), ".cuda_venv")])
+    assert seen["exchanged"] == [str(info.venv)]  # the copy's filesystem synced after its last change, before this
 
 
 def records(path):
@@ -175,6 +180,18 @@ def check_durability(events):
                 problems.append("%s: not fsync'ed between its last write and the rename that commits it" % target)
         if not fsync_between(folder, index, next_journal_write(index)):
             problems.append("%s: folder not fsync'ed after the rename, before the next journal record" % target)
+    for index, event in enumerate(events):
+        if event[0] == "mkdir" and _recovery_reads(event[1]):
+            seen["made"].add(event[1])
+            if not fsync_between(os.path.dirname(event[1]), index, next_journal_write(index)):
+                problems.append("%s: parent folder not fsync'ed after the mkdir, before the next journal record" % event[1])
+        elif event[0] == "exchange":
+            seen["exchanged"].add(event[1])
+            copy = event[2]
+            last = max([i for i, e in enumerate(events[:index]) if e[0] in ("write", "mkdir", "link", "rename")
+                        and (e[-1] + "/").startswith(copy + "/")] or [-1])
+            if not any(e[0] == "syncfs" for e in events[last + 1:index]):
+                problems.append("%s: the copy's filesystem not synced between its last change and the exchange" % copy)
     for path in journals:
         seen["appended"].add(path)
         writes = at["write", path]
@@ -190,6 +207,15 @@ def check_durability(events):
     for kind in ("appended", "kept", "replaced"):
         assert seen[kind], "no %s file seen in the strace log: is the parsing right?" % kind
     return dict((kind, sorted(paths)) for kind, paths in seen.items())
+
+
+def _recovery_reads(path):
+    """A folder of a state dir (``.cuda_venv``, ``.NAME.cuda_venv``) other than the swap's copy (made durable by the
+    syncfs before the exchange) and the shared bytecode folder (never read by recovery); not the probes' temporary
+    folders."""
+    parts = path.split(os.sep)
+    states = [i for i, part in enumerate(parts) if part.endswith(".cuda_venv")]
+    return bool(states) and parts[states[0] + 1:states[0] + 2] not in (["next"], [PYCACHE_DIR])
 
 
 # --- the strace log -------------------------------------------------------------------------------------------------
@@ -242,6 +268,10 @@ def module_events(text):
             flags = fields[-1] if name == "renameat2" else ""
             kind = "link" if name == "linkat" else "exchange" if "RENAME_EXCHANGE" in flags or flags == str(RENAME_EXCHANGE) else "rename"
             events.append((kind, resolve(dirs[0], strings[0]), resolve(dirs[1], strings[1])))
+        elif name in ("mkdir", "mkdirat") and ok:
+            events.append(("mkdir", resolve(fields[0] if name == "mkdirat" else None, strings[0])))
+        elif name == "syncfs" and ok:
+            events.append(("syncfs", fds.get(int(fields[0]), "?")))
         elif name == "chdir" and ok:
             cwd[0] = resolve(None, strings[0])
         elif name == "fchdir" and ok:

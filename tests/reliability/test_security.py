@@ -53,15 +53,17 @@ def add_escaping_contaminant(tmp_path, info):
     return outside, folder
 
 
-@pytest.mark.parametrize("backend", [
-    "pip",
-    "uv",
+@pytest.mark.parametrize("backend, strategy", [
+    ("pip", "in_place"),
+    ("uv", "in_place"),
+    ("pip", "swap"),
 ])
-def test_prune_all_never_deletes_record_paths_outside_the_venv(tmp_path, fresh, backend):
+def test_prune_all_never_deletes_record_paths_outside_the_venv(tmp_path, fresh, backend, strategy):
+    """A swap cuts the escaping rows from the copy's RECORD, never from the live venv's."""
     info = fresh("healthy-cu12")
     outside, folder = add_escaping_contaminant(tmp_path, info)
     before = files_of(outside)
-    extra = dict(prune="all")
+    extra = dict(prune="all", strategy=strategy)
     if backend == "uv":
         extra.update(backend="uv", uv_executable=UV)
     planned = run_child(tmp_path / "plan", "cuda_venv_repair", repair_args(info, **extra), check=True)
@@ -74,6 +76,7 @@ def test_prune_all_never_deletes_record_paths_outside_the_venv(tmp_path, fresh, 
     assert files_of(outside) == before  # every victim still there, byte-identical
     assert os.path.islink(str(site_of(info.venv) / "link"))
     assert run.rc == 0, run.output[-3000:]
+    assert run.result["strategy"] == strategy
     assert not os.path.exists(folder)
 
 

@@ -20,6 +20,7 @@ import os
 from typing import List, Optional
 
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._core.crash_points import crash_point
+from ansible_collections.gpuops.cuda_venv.plugins.module_utils._core.durable import sync_filesystem
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._core.errors import CudaVenvError
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._act.journal import Journal
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._act.snapshot import (
@@ -107,6 +108,7 @@ class JournaledBatch:
         return self.snapshot.changes(self.root)
 
     def commit(self, **details) -> dict:
+        sync_filesystem(self.root)  # what the installers wrote is on disk before the commit says so
         record = self.journal.append("commit", batch=self.number, **details)
         crash_point("batch.committed")
         self.snapshot.discard()

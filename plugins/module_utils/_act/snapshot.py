@@ -19,6 +19,7 @@ equal the manifest and may be killed and rerun any number of times.
 
 from __future__ import annotations
 
+import errno
 import json
 import os
 import shutil
@@ -28,7 +29,7 @@ from typing import Dict, Iterable, List, NamedTuple, Optional
 
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._core.crash_points import crash_point
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._core.errors import CudaVenvError
-from ansible_collections.gpuops.cuda_venv.plugins.module_utils._core.durable import fsync_dir, replace_file, replace_with
+from ansible_collections.gpuops.cuda_venv.plugins.module_utils._core.durable import fsync_dir, make_dirs, replace_file, replace_with
 
 MANIFEST_NAME = "manifest.json"
 FILES_DIR = "files"
@@ -111,7 +112,9 @@ class Snapshot:
     @classmethod
     def _take(cls, root: str, snap_dir: str, excluded: tuple) -> "Snapshot":
         files_dir = os.path.join(snap_dir, FILES_DIR)
-        os.makedirs(files_dir, mode=0o700)
+        if os.path.lexists(files_dir):
+            raise FileExistsError(errno.EEXIST, os.strerror(errno.EEXIST), files_dir)
+        make_dirs(files_dir)
         entries = scan_tree(root, excluded)
         blobs = {}  # type: Dict[tuple, int]
         copied = []

@@ -39,7 +39,7 @@ from typing import Dict, List, Optional, Sequence, Tuple
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._core.crash_points import crash_point
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._core.errors import CudaVenvError
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._act.journal import Journal
-from ansible_collections.gpuops.cuda_venv.plugins.module_utils._core.durable import fsync_dir
+from ansible_collections.gpuops.cuda_venv.plugins.module_utils._core.durable import fsync_dir, make_dirs
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._act.snapshot import Entry, link_or_copy, scan_tree
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._act.venv_lock import LOCK_NAME, STATE_DIR_MODE
 
@@ -285,7 +285,7 @@ def keep_generation(swap_dir: str, old: str, run: str, keep: int) -> Optional[st
         kept = None
     else:
         parent = os.path.join(swap_dir, PREVIOUS_DIR)
-        os.makedirs(parent, mode=0o700, exist_ok=True)
+        make_dirs(parent)
         kept = os.path.join(parent, run)
         os.rename(old, kept)
         fsync_dir(parent)

@@ -30,6 +30,7 @@ from ansible_collections.gpuops.cuda_venv.plugins.module_utils._act.swap import 
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._act.swap_paths import rewrite_copy_paths
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._act.venv_lock import STATE_DIR, ensure_state_dir
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._core.crash_points import crash_point
+from ansible_collections.gpuops.cuda_venv.plugins.module_utils._core.durable import sync_filesystem
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._core.errors import CudaVenvError
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._core.names import canonical_name
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._decide.plan import Plan
@@ -201,7 +202,7 @@ def _converge_on_copy(run, flow, before, plan, recovered, strategy) -> dict:
         run.options = copy_options
         run.backend.python = os.path.join(flow.copy, os.path.relpath(live_python, root))
         try:
-            current, plan_seen = run_rounds(run, lambda batch: _CopyBatch(flow, batch.number), plan,
+            current, plan_seen = run_rounds(run, lambda batch: _CopyBatch(flow, batch.number), plan_on_copy(plan, root, flow.copy),
                                             pending, before, recovered, state_dir, flow.journal)
         except RepairFailed as exc:
             _close_failed(flow, str(exc))
@@ -226,6 +227,15 @@ def _converge_on_copy(run, flow, before, plan, recovered, strategy) -> dict:
     result.update(strategy=strategy.used, strategy_reason=strategy.reason, previous=kept, exchange=method,
                   rewritten=flow.rewritten)
     return rebase(result, flow.copy, root)
+
+
+def plan_on_copy(plan: Plan, root: str, copy: str) -> Plan:
+    """``plan`` with the RECORDs its removals trim (``Action.record``) named in the copy: the live venv is never
+    written by a swap, and its RECORD rows leaving the venv are cut from the copy's RECORD only."""
+    def moved(action):
+        return dataclasses.replace(action, record=rebase(action.record, root, copy)) if action.record else action
+    return dataclasses.replace(plan, batches=tuple(
+        dataclasses.replace(batch, actions=tuple(moved(a) for a in batch.actions)) for batch in plan.batches))
 
 
 def _live_full_health(pending, before, options, runner):
@@ -275,6 +285,7 @@ def _verification_problem(verified, changed_live):
 def _exchange(flow, keep):
     """Journal, exchange, keep the old venv as the newest previous generation, close the journal."""
     journal = flow.journal
+    sync_filesystem(flow.copy)  # the copy (folders, links, what the installers wrote) is on disk before it can be the venv
     journal.append("swap", step="exchange", other=flow.copy, live_inode=list(dir_inode(flow.root)),
                    copy_inode=list(dir_inode(flow.copy)))
     crash_point("swap.before-exchange")

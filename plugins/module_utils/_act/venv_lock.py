@@ -22,6 +22,7 @@ import socket
 import time
 from typing import Callable, Optional
 
+from ansible_collections.gpuops.cuda_venv.plugins.module_utils._core.durable import make_dirs
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._core.errors import CudaVenvError
 
 STATE_DIR = ".cuda_venv"  # the venv's own state: its lock, journal, snapshots
@@ -75,7 +76,7 @@ def ensure_state_dir(state_dir: str) -> str:
         return state_dir
     parent = os.path.dirname(os.path.abspath(state_dir))
     before = os.stat(parent) if os.path.isdir(parent) else None
-    os.makedirs(state_dir, mode=STATE_DIR_MODE, exist_ok=True)
+    make_dirs(state_dir, STATE_DIR_MODE)
     if before is not None:
         os.utime(parent, ns=(before.st_atime_ns, before.st_mtime_ns))
     return state_dir

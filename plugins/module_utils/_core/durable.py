@@ -15,6 +15,7 @@ The append-only journal and the swap's exchange are the two durable writes that 
 
 from __future__ import annotations
 
+import ctypes
 import os
 import stat
 from typing import Callable, Optional, Tuple
@@ -28,6 +29,41 @@ def fsync_dir(path: str) -> None:
     fd = os.open(path, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
     try:
         os.fsync(fd)
+    finally:
+        os.close(fd)
+
+
+def make_dirs(path: str, mode: int = 0o700) -> None:
+    """Create the folder ``path`` and its missing parents, each new folder's entry made durable in its parent."""
+    path = os.path.abspath(path)
+    missing = []
+    while not os.path.lexists(path):  # a file in the way fails the mkdir below it (ENOTDIR), as os.makedirs does
+        missing.append(path)
+        path = os.path.dirname(path)
+    for folder in reversed(missing):
+        try:
+            os.mkdir(folder, mode)
+        except FileExistsError:
+            if not os.path.isdir(folder):
+                raise
+            continue  # made by a concurrent run: its maker makes it durable
+        fsync_dir(os.path.dirname(folder))
+
+
+def sync_filesystem(path: str) -> None:
+    """Put on disk every write to the filesystem holding ``path`` (syncfs(2); sync(2) where the C library lacks it).
+
+    For a tree that installers wrote without fsync (they never do), before the journal record that makes it the
+    venv: a batch's ``commit`` in place, a swap's ``exchange``."""
+    syncfs = getattr(ctypes.CDLL(None, use_errno=True), "syncfs", None)  # glibc >= 2.14
+    if syncfs is None:
+        os.sync()
+        return
+    fd = os.open(path, os.O_RDONLY | os.O_CLOEXEC)
+    try:
+        if syncfs(fd) != 0:
+            err = ctypes.get_errno()
+            raise OSError(err, os.strerror(err), path)
     finally:
         os.close(fd)
 

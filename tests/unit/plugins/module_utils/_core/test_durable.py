@@ -13,7 +13,7 @@ import pytest
 
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._core import durable
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._core.durable import (
-    fsync_dir, replace_file, replace_with, rewrite_file)
+    fsync_dir, make_dirs, replace_file, replace_with, rewrite_file, sync_filesystem)
 
 ROOT = os.geteuid() == 0
 
@@ -171,3 +171,42 @@ def test_fsync_dir_needs_a_folder(tmp_path):
     (tmp_path / "f").write_bytes(b"")
     with pytest.raises(NotADirectoryError):
         fsync_dir(str(tmp_path / "f"))
+
+
+def test_make_dirs_creates_the_missing_folders_and_fsyncs_each_parent_after_its_mkdir(tmp_path, monkeypatch):
+    calls = []
+    real_mkdir = os.mkdir
+
+    def mkdir(path, mode=0o777):
+        calls.append(("mkdir", str(path)))
+        real_mkdir(path, mode)
+    monkeypatch.setattr(durable.os, "mkdir", mkdir)
+    monkeypatch.setattr(durable, "fsync_dir", lambda path: calls.append(("fsync", path)))
+    make_dirs(str(tmp_path / "state" / "snapshots" / "run1"), 0o700)
+    base = str(tmp_path)
+    assert calls == [("mkdir", base + "/state"), ("fsync", base), ("mkdir", base + "/state/snapshots"), ("fsync", base + "/state"),
+                     ("mkdir", base + "/state/snapshots/run1"), ("fsync", base + "/state/snapshots")]
+    assert mode_of(tmp_path / "state" / "snapshots" / "run1") == 0o700 & ~_umask()
+    del calls[:]
+    make_dirs(str(tmp_path / "state" / "snapshots"))  # there already: nothing made, nothing synced
+    assert calls == []
+
+
+def test_make_dirs_below_a_file_fails_as_os_makedirs_does(tmp_path):
+    (tmp_path / "venv").write_bytes(b"not a folder")
+    with pytest.raises(NotADirectoryError):
+        make_dirs(str(tmp_path / "venv" / ".cuda_venv"))
+    assert (tmp_path / "venv").read_bytes() == b"not a folder"
+
+
+def test_sync_filesystem_syncs_a_real_folder_and_names_a_missing_one(tmp_path):
+    sync_filesystem(str(tmp_path))
+    with pytest.raises(FileNotFoundError) as err:
+        sync_filesystem(str(tmp_path / "gone"))
+    assert err.value.filename == str(tmp_path / "gone")
+
+
+def _umask():
+    mask = os.umask(0)
+    os.umask(mask)
+    return mask
