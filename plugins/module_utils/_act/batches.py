@@ -19,16 +19,20 @@ from dataclasses import dataclass, field
 from typing import Callable, List, Optional, Tuple
 
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._act import outcome
-from ansible_collections.gpuops.cuda_venv.plugins.module_utils._act.health import Known, health, judged, observed_after, what_tested, with_light_test
+from ansible_collections.gpuops.cuda_venv.plugins.module_utils._act.health import Health, Known, health, judged, observed_after, what_tested, with_light_test
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._act.outcome import RepairFailed
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._act.record_trim import drop_record_entries
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._act.recovery import JournaledBatch
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._act.snapshot import escaping_directory_links
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._core.crash_points import crash_point
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._core.redact import redact
+from ansible_collections.gpuops.cuda_venv.plugins.module_utils._core.runner import Runner
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._decide.diagnose import diagnose
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._decide.plan import make_plan
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._install.install_guard import InstallRefused, guard_plan
+from ansible_collections.gpuops.cuda_venv.plugins.module_utils._install.installers import Backend
+from ansible_collections.gpuops.cuda_venv.plugins.module_utils._read.loader import LoaderConfig
+from ansible_collections.gpuops.cuda_venv.plugins.module_utils._read.observe import Observations
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._read.observe import without_probe
 
 MAX_ROUNDS = 3
@@ -40,19 +44,19 @@ class Run:
 
     options: object
     # called once, with the venv's observation, when the first batch runs: a no-op run starts no installer
-    make_backend: Callable[[object], object]
-    runner: object
+    make_backend: Callable[[Observations], Backend]
+    runner: Runner
     secrets: Tuple[str, ...]
     executed: List[dict] = field(default_factory=list)
     touched: set = field(default_factory=set)
-    loader: object = None  # the node's loader configuration, read once per run
+    loader: Optional[LoaderConfig] = None  # the node's loader configuration, read once per run
     lock_fd: Optional[int] = None  # installers inherit the lock: an orphaned one keeps the venv locked
-    observed: object = None  # the venv as found: which installer made it, whether it has pip
+    observed: Optional[Observations] = None  # the venv as found: which installer made it, whether it has pip
     unfixable: List[str] = field(default_factory=list)  # batches skipped because a wheel is not in the sources
     # batches on a copy committed before the baseline test they are judged against had finished (_run_batch)
     unjudged: List[Callable[[], None]] = field(default_factory=list)
-    live_health: Optional[Callable[[], object]] = None  # a swap's: the live venv's full test, run once when asked
-    _backend: object = None
+    live_health: Optional[Callable[[], Health]] = None  # a swap's: the live venv's full test, run once when asked
+    _backend: Optional[Backend] = None
 
     @property
     def backend(self):

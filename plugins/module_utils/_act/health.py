@@ -18,8 +18,10 @@ import os
 from dataclasses import dataclass
 from typing import Callable, Optional
 
+from ansible_collections.gpuops.cuda_venv.plugins.module_utils._core.runner import Runner
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._decide.diagnose import diagnose
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._decide.findings import ERROR
+from ansible_collections.gpuops.cuda_venv.plugins.module_utils._read.loader import LoaderConfig
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._read.observe import import_name, observe, probe_venv
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._read.probe import run_check
 
@@ -37,7 +39,7 @@ class Health:
     light: bool = False  # judged by the light loader test (no probe_command): see judged
 
 
-def health(obs, options, runner, run_check_command: bool = True) -> Health:
+def health(obs, options, runner: Runner, run_check_command: bool = True) -> Health:
     """``obs``'s health: its error findings, its import probe, and (when asked) the user's probe_command."""
     findings = diagnose(obs)
     errors = frozenset((f.code, f.subject) for f in findings if f.severity == ERROR)
@@ -51,7 +53,7 @@ def health(obs, options, runner, run_check_command: bool = True) -> Health:
                   bool(probe and probe.loader_only))
 
 
-def baseline(before, options, runner, light: bool = False):
+def baseline(before, options, runner: Runner, light: bool = False):
     """(the observation the first batch starts from, its health): the venv as found, probed when asked.
 
     ``light``: with the light test (a swap's copy is judged against it; the full test of the live venv is run
@@ -88,7 +90,7 @@ def probe_pycache(obs, state_dir: str) -> Optional[str]:
     return os.path.join(state_dir, PYCACHE_DIR)
 
 
-def observed_after(options, runner, loader, loader_only: bool = False):
+def observed_after(options, runner: Runner, loader: Optional[LoaderConfig], loader_only: bool = False):
     """The venv read again after a batch, probed when the repair probes (never NVML); ``loader_only``: the light
     test (probe.probe_import)."""
     return observe(dataclasses.replace(options.facts, probe=options.probe, gpu=False, probe_loader_only=loader_only),

@@ -27,10 +27,14 @@ from ansible_collections.gpuops.cuda_venv.plugins.module_utils._act.recovery imp
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._act.swap import IN_PLACE, SWAP, recover_swap, swap_dir_of
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._act.venv_lock import VenvLock, state_dir_of
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._core.errors import CudaVenvError
+from ansible_collections.gpuops.cuda_venv.plugins.module_utils._core.runner import Runner
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._decide.diagnose import diagnose
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._decide.findings import is_healthy, summarize
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._decide.plan import DesiredState, make_plan, predicted_inventory
+from ansible_collections.gpuops.cuda_venv.plugins.module_utils._install.install_guard import InstallCheck
+from ansible_collections.gpuops.cuda_venv.plugins.module_utils._install.installers import Backend
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._read.observe import FactsOptions, loader_config, observe, without_probe
+from ansible_collections.gpuops.cuda_venv.plugins.module_utils._read.observe import Observations
 
 
 @dataclass(frozen=True)
@@ -43,13 +47,13 @@ class RepairOptions:
     lock_timeout: float = 0.0
     check_mode: bool = False
     diff: bool = False
-    install_check: object = None  # install_guard.InstallCheck: every wheel's paths checked before anything is installed
+    install_check: Optional[InstallCheck] = None  # every wheel's paths checked before anything is installed
     strategy: str = IN_PLACE  # auto | swap | in_place (the module's default is auto; see swap_run.py)
     keep_previous: int = 1
     swap_back: bool = False
 
 
-def repair(options: RepairOptions, make_backend: Callable[[], object], runner, secrets: Sequence[str] = ()) -> dict:
+def repair(options: RepairOptions, make_backend: Callable[[Observations], Backend], runner: Runner, secrets: Sequence[str] = ()) -> dict:
     """Plan, then (unless check mode) execute; returns the module's result dictionary.
 
     ``make_backend(observations)`` builds the installer backend; it is called only when a batch runs.

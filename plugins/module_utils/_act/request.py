@@ -18,6 +18,7 @@ from ansible_collections.gpuops.cuda_venv.plugins.module_utils._act.swap import 
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._core.errors import CudaVenvError
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._core.names import DISTRIBUTION_NAME
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._core.redact import redact
+from ansible_collections.gpuops.cuda_venv.plugins.module_utils._core.runner import Runner
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._decide.plan import DesiredState
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._install.install_guard import InstallCheck
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._install.installers import WheelSources, recorded_installer, select_backend
@@ -55,7 +56,7 @@ def request_problems(params: dict) -> List[str]:
     return problems
 
 
-def repair_from_params(params: dict, runner, check_mode: bool = False, diff: bool = False) -> dict:
+def repair_from_params(params: dict, runner: Runner, check_mode: bool = False, diff: bool = False) -> dict:
     """The whole repair module: the repair's result, or CudaVenvError (partial result in ``result``), secrets redacted.
 
     A venv path that is missing because a swap was killed between its two renames is completed first (not in

@@ -26,6 +26,7 @@ from typing import Dict, FrozenSet, List, Optional, Tuple
 
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._core.durable import rewrite_file
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._core.errors import CudaVenvError
+from ansible_collections.gpuops.cuda_venv.plugins.module_utils._core.runner import Runner
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._core.runner import clean_env
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._act.snapshot import scan_tree
 
@@ -51,7 +52,7 @@ class RewriteError(CudaVenvError):
     """The copy's installer-written paths cannot be made to name the live venv."""
 
 
-def rewrite_copy_paths(copy_root: str, live_root: str, known: FrozenSet[Tuple[int, int]], python: str, runner,
+def rewrite_copy_paths(copy_root: str, live_root: str, known: FrozenSet[Tuple[int, int]], python: str, runner: Runner,
                        exclude: Tuple[str, ...] = (), timeout: float = 300) -> List[str]:
     """Rewrite the new files of ``copy_root`` that name it; returns their paths relative to the root.
 
@@ -99,7 +100,7 @@ def fixed_script(data: bytes, old: bytes, new: bytes) -> Optional[bytes]:
     return b"\n".join(head + lines[3:])
 
 
-def _recompile(copy_root, live_root, pycs, python, runner, timeout) -> None:
+def _recompile(copy_root, live_root, pycs, python, runner: Runner, timeout) -> None:
     jobs = [[copy_root + "/" + rel, live_root + "/" + _source_of(rel)] for rel in pycs]
     result = runner.run([python, "-I", "-c", _RECOMPILE], data=json.dumps(jobs), env=clean_env(), timeout=timeout,
                         cwd=os.path.dirname(copy_root))

@@ -33,6 +33,7 @@ from ansible_collections.gpuops.cuda_venv.plugins.module_utils._core.crash_point
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._core.durable import sync_filesystem
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._core.errors import CudaVenvError
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._core.names import canonical_name
+from ansible_collections.gpuops.cuda_venv.plugins.module_utils._core.runner import Runner
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._decide.plan import Plan
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._read.observe import observe, without_probe
 
@@ -238,7 +239,7 @@ def plan_on_copy(plan: Plan, root: str, copy: str) -> Plan:
         dataclasses.replace(batch, actions=tuple(moved(a) for a in batch.actions)) for batch in plan.batches))
 
 
-def _live_full_health(pending, before, options, runner):
+def _live_full_health(pending, before, options, runner: Runner):
     """The live venv's full test (import, probe_command), run once when first asked: the baseline's own when its
     light test failed and the import judged it."""
     answer = []
