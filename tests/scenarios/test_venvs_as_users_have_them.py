@@ -88,12 +88,20 @@ def test_moved_healthy_venv_is_healthy_and_its_repair_runs_no_installer(tmp_path
     assert tree_digest(venv) == digest
 
 
-def test_moved_gutted_venv_is_repaired_and_the_next_run_changes_nothing(tmp_path):
+@pytest.mark.parametrize("rewrite", ["shebangs", "everything"])
+def test_moved_gutted_venv_is_swapped_in_repaired_and_the_next_run_changes_nothing(tmp_path, rewrite):
+    """The default strategy (auto: swap) judges the copy as the venv it becomes: torch's bin/torchrun names the live
+    venv's interpreter there, and is still only relocated (no RECORD_MODIFIED_FILES torch), with or without a trace
+    of the former place."""
     info = build_scenario("gutted", tmp_path / "built", cache=CACHE)
-    venv = move(info, tmp_path / "moved", "shebangs")
+    venv = move(info, tmp_path / "moved", rewrite)
     rc, result, output = repair(tmp_path, info, venv=venv, backend="pip")
     assert rc == 0, output
     assert result["changed"] is True and result["healthy"] is True, result["summary"]
+    assert result["strategy"] == "swap" and {b["result"] for b in result["batches"]} == {"committed"}, result["batches"]
+    assert [(f["code"], f["subject"]) for f in result["findings"] if f["code"] == "VENV_MOVED"] == [("VENV_MOVED", venv)]
+    with open(os.path.join(venv, "bin", "torchrun"), "rb") as handle:
+        assert handle.readline().startswith(b"#!" + venv.encode() + b"/bin/python")
     reinstalled = sorted(a["name"] for b in result["plan"]["batches"] for a in b["actions"] if a["action"] == "reinstall")
     assert reinstalled == ["nvidia-cudnn-cu12", "nvidia-cusparselt-cu12", "nvidia-nccl-cu12", "nvidia-nvshmem-cu12"]
     for check in (True, False):

@@ -6,7 +6,9 @@
 Test support for gpuops.cuda_venv: not part of the collection's API.
 
 torch and sgl_kernel Python files come from payload/<path>.in; nvidia/**/__init__.py are empty
-as in the real cu12 wheels; every other Python file just names its stand-in.
+as in the real cu12 wheels; every other Python file just names its stand-in. A distribution's
+entry_points.txt comes from payload/entry_points/<name>.txt (torch: its real console script, torchrun),
+so pip and uv write console scripts into bin/ as they do for the real wheel.
 """
 
 from __future__ import annotations
@@ -16,6 +18,7 @@ from pathlib import Path
 from typing import Dict, Tuple
 
 from ._layout import DistSpec, StackSpec
+from ._wheel import dist_info_dir
 
 PAYLOAD = Path(__file__).resolve().parent / "payload"
 
@@ -46,4 +49,7 @@ def wheel_files(stack: StackSpec, dist: DistSpec, elf_built: Dict[Tuple[str, str
     files.update({p: (data_file(dist, p), False) for p in dist.data_files})
     for spec in dist.elf_files:
         files[spec.path] = (elf_built[(dist.key, spec.path)].read_bytes(), True)
+    entry_points = PAYLOAD / "entry_points" / (dist.key + ".txt")
+    if entry_points.is_file():
+        files[dist_info_dir(dist) + "/entry_points.txt"] = (entry_points.read_bytes(), False)
     return files

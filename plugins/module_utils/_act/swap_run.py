@@ -179,9 +179,10 @@ def _converge_on_copy(run, flow, before, plan, recovered, strategy) -> dict:
         _share_bytecode(pycache, root, flow.copy)
         live_options = dataclasses.replace(options, facts=dataclasses.replace(options.facts, pycache=pycache))
         baseline_of = dataclasses.replace(before, options=dataclasses.replace(before.options, pycache=pycache))
+    # The copy is judged as the venv it becomes: its console scripts name the live venv's interpreter.
     copy_options = dataclasses.replace(
         options, probe_command=rebase_argv(options.probe_command, root, flow.copy),
-        facts=dataclasses.replace(options.facts, path=flow.copy, pycache=pycache))
+        facts=dataclasses.replace(options.facts, path=flow.copy, pycache=pycache, judged_as=root))
 
     def failed(current, message):
         run.options = options

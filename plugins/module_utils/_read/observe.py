@@ -52,6 +52,7 @@ class FactsOptions:
     roots: Tuple[str, ...] = ()  # extra requirements declared beside the anchor (the repair's packages)
     pycache: Optional[str] = None  # where the import probe may cache bytecode (the repair's); None: it writes none
     probe_loader_only: bool = False  # the repair's light test: the probe loads the anchor's compiled parts only
+    judged_as: Optional[str] = None  # the root the venv is judged at when not its own: a swap's copy, the live venv's
 
 
 @dataclass(frozen=True)
@@ -133,7 +134,7 @@ def _read_disk(options, layout, interpreter, site_packages, dists, module, loade
     digests: dict = {}
     locations = locate_entries(dists, layout.root)
     file_states = check_all(dists, layout.root, options.verify, digests=digests, locations=locations)
-    file_states, scripts = check_scripts(dists, layout, locations, file_states)
+    file_states, scripts = check_scripts(dists, layout, locations, file_states, options.judged_as)
     conflicts = find_conflicts(dists, layout.root, digests=digests, locations=locations)
     owner_index, unsafe = _index_owners(dists, locations)
     objects = _scan_objects(dists, locations)

@@ -16,6 +16,9 @@ describes:
 - otherwise, when the distribution declares the script as an entry point (so the installer generated it) and
   the size RECORD gives leaves room for a shebang line.
 Everything else about RECORD stays as strict as it is.
+
+A swap's copy is judged as the venv it becomes (``judged_as``: the live venv's root): its scripts name the live
+venv's interpreter, which stands for the copy's own, and the live root is not a former place.
 """
 
 from __future__ import annotations
@@ -46,13 +49,15 @@ class ScriptCheck:
     former_roots: Tuple[str, ...]
 
 
-def check_scripts(dists, layout, locations: dict, file_states: dict):
+def check_scripts(dists, layout, locations: dict, file_states: dict, judged_as: Optional[str] = None):
     """(file_states without the relocated scripts in ``modified``, ScriptCheck).
 
-    ``locations``: what locate_entries() returned; ``file_states``: what check_all() returned for the same dists.
+    ``locations``: what locate_entries() returned; ``file_states``: what check_all() returned for the same dists;
+    ``judged_as``: the root the venv is judged at when it is not its own (a swap's copy: the live venv's).
     """
     bin_dir = os.path.join(layout.root, "bin")
-    former = former_roots(layout)
+    root = judged_as or layout.root
+    former = former_roots(layout, judged_as)
     relocated: Dict[str, Tuple[str, ...]] = {}
     missing: List[Tuple[str, str, str]] = []
     states = dict(file_states)
@@ -71,13 +76,14 @@ def check_scripts(dists, layout, locations: dict, file_states: dict):
             interpreter = _interpreter(line)
             if interpreter is None:
                 continue
-            if not os.path.exists(interpreter):
+            on_disk = _on_disk(interpreter, root, layout.root)
+            if not os.path.exists(on_disk):
                 missing.append((dist.label, os.path.relpath(loc, layout.root), interpreter))
-            if entry.path not in modified or not _names_this_venv(interpreter, bin_dir):
+            if entry.path not in modified or not _names_this_venv(on_disk, bin_dir):
                 continue
             if declared is None:
                 declared = {_unversioned(name) for name in entry_point_scripts(dist)}
-            if _shebang_only(entry, line, body, layout.root, former, _unversioned(os.path.basename(loc)) in declared):
+            if _shebang_only(entry, line, body, root, former, _unversioned(os.path.basename(loc)) in declared):
                 moved.append(entry.path)
         if moved:
             relocated[dist.dist_info] = tuple(moved)
@@ -85,8 +91,9 @@ def check_scripts(dists, layout, locations: dict, file_states: dict):
     return states, ScriptCheck(relocated, tuple(missing), former)
 
 
-def former_roots(layout) -> Tuple[str, ...]:
-    """Where the venv lived before it was moved, as far as its own files say; () when they name only its root."""
+def former_roots(layout, judged_as: Optional[str] = None) -> Tuple[str, ...]:
+    """Where the venv lived before it was moved, as far as its own files say; () when they name only its root
+    (or ``judged_as``, the root it is judged at)."""
     found = []
     command = layout.config.get("command", "")
     paths = [part for part in command.split() if part.startswith("/")]
@@ -99,8 +106,8 @@ def former_roots(layout) -> Tuple[str, ...]:
         except OSError:
             continue
         found.extend(match.group(1) for match in _ACTIVATE.finditer(text))
-    root = os.path.normpath(layout.root)
-    return tuple(dict.fromkeys(os.path.normpath(p) for p in found if os.path.normpath(p) != root))
+    own = {os.path.normpath(layout.root), os.path.normpath(judged_as or layout.root)}
+    return tuple(dict.fromkeys(os.path.normpath(p) for p in found if os.path.normpath(p) not in own))
 
 
 def entry_point_scripts(dist) -> frozenset:
@@ -148,6 +155,13 @@ def _interpreter(line: bytes) -> Optional[str]:
     if not words or not words[0].startswith("/") or os.path.basename(words[0]) == "env":
         return None
     return words[0]
+
+
+def _on_disk(path: str, root: str, disk_root: str) -> str:
+    """``path`` under the venv judged at ``root`` as it lies on disk (under ``disk_root``); any other unchanged."""
+    if root != disk_root and path.startswith(root.rstrip("/") + "/"):
+        return os.path.join(disk_root, path[len(root.rstrip("/")) + 1:])
+    return path
 
 
 def _names_this_venv(interpreter: str, bin_dir: str) -> bool:

@@ -147,6 +147,16 @@ def test_python_and_data_files_are_installed_beside_the_elf_files(stack_wheels):
                                                "nvidia/cublas/include/__init__.py", "nvidia/cublas/lib/__init__.py"]
 
 
+def test_torch_declares_its_real_console_script_and_no_other_wheel_one(stack_wheels):
+    """Installers write bin/torchrun from it (with the venv's interpreter in its shebang), as for the real wheel."""
+    stack, wheels = stack_wheels
+    declaring = sorted(d.key for d in stack.distributions if dist_info_dir(d) + "/entry_points.txt" in wheels[d.key].namelist())
+    assert declaring == ["torch"]
+    torch = stack.dist("torch")
+    assert wheels["torch"].read(dist_info_dir(torch) + "/entry_points.txt") == (
+        b"[console_scripts]\ntorchrun = torch.distributed.run:main\n")
+
+
 def test_torch_c_is_a_stable_abi_extension_in_place_of_the_cpython_one(stack_wheels):
     stack = stack_wheels[0]
     (spec,) = [e for e in stack.dist("torch").elf_files if e.python_module]

@@ -8,6 +8,7 @@ from __future__ import annotations
 import base64
 import hashlib
 import os
+import shutil
 
 import pytest
 
@@ -46,12 +47,12 @@ def make_venv(tmp_path, script_on_disk, installed_as, command=True, entry_point=
     return str(root)
 
 
-def scripts_of(root, mode="size"):
+def scripts_of(root, mode="size", judged_as=None):
     layout = read_layout(root)
     dists = read_distributions(layout.site_packages)
     locations = locate_entries(dists, root)
     states = check_all(dists, root, mode, locations=locations)
-    return check_scripts(dists, layout, locations, states)
+    return check_scripts(dists, layout, locations, states, judged_as)
 
 
 @pytest.mark.parametrize("mode", ["size", "hash"])
@@ -113,3 +114,58 @@ def test_former_roots_from_an_activate_script_not_rewritten(tmp_path):
     with open(os.path.join(root, "bin", "activate"), "w") as handle:
         handle.write('deactivate () {\n  :\n}\nVIRTUAL_ENV="/data/envs/train"\nexport VIRTUAL_ENV\n')
     assert former_roots(read_layout(root)) == ("/data/envs/train",)
+
+
+def swap_copy(tmp_path, command):
+    """A moved venv at tmp_path/venv (its script names it, RECORD the former place OLD; pyvenv.cfg names OLD when
+    ``command``, else the venv itself, as when everything was rewritten) and its swap copy beside it."""
+    root = str(tmp_path / "venv")
+    make_venv(tmp_path, b"#!%s/bin/python\n" % root.encode() + BODY, b"#!%s/bin/python\n" % OLD.encode() + BODY,
+              command=False)
+    with open(os.path.join(root, "pyvenv.cfg"), "a") as handle:
+        handle.write("command = /usr/bin/python3 -m venv %s\n" % (OLD if command else root))
+    copy = str(tmp_path / ".venv.cuda_venv" / "next")
+    shutil.copytree(root, copy, symlinks=True)
+    return root, copy
+
+
+@pytest.mark.parametrize("command", [True, False], ids=["former-place-known", "no-trace"])
+@pytest.mark.parametrize("mode", ["size", "hash"])
+def test_a_swap_copy_judged_as_the_live_venv_keeps_its_scripts_relocated(tmp_path, command, mode):
+    live, copy = swap_copy(tmp_path, command)
+    states, found = scripts_of(copy, mode, judged_as=live)
+    assert [s.modified for s in states.values()] == [()]
+    assert list(found.relocated.values()) == [("../../../bin/tool",)]
+    assert found.former_roots == ((OLD,) if command else ())
+    assert found.interpreter_missing == ()
+
+
+@pytest.mark.parametrize("command", [True, False], ids=["former-place-known", "no-trace"])
+def test_a_swap_copy_judged_as_itself_sees_the_live_venvs_interpreter_as_another(tmp_path, command):
+    """Why a copy must be judged as the venv it becomes: as itself, its scripts name another venv."""
+    live, copy = swap_copy(tmp_path, command)
+    states, found = scripts_of(copy)
+    assert [s.modified for s in states.values()] == [("../../../bin/tool",)]
+    assert found.relocated == {}
+    assert found.former_roots == ((OLD,) if command else (live,))
+
+
+def test_a_copy_is_judged_by_its_own_interpreter_whether_the_live_one_exists_or_not(tmp_path):
+    live, copy = swap_copy(tmp_path, True)
+    shutil.rmtree(live)
+    states, found = scripts_of(copy, "hash", judged_as=live)
+    assert [s.modified for s in states.values()] == [()] and found.interpreter_missing == ()
+    os.unlink(os.path.join(copy, "bin", "python"))
+    _states, found = scripts_of(copy, "hash", judged_as=live)
+    assert found.interpreter_missing == (("tool 1.0", "bin/tool", live + "/bin/python"),)
+
+
+def test_a_copy_judged_as_the_live_venv_still_refuses_another_interpreter(tmp_path):
+    live, copy = swap_copy(tmp_path, True)
+    other = b"#!%s/bin/python\n" % str(tmp_path / "elsewhere").encode() + BODY
+    with open(os.path.join(copy, "bin", "tool"), "wb") as handle:
+        handle.write(other)
+    os.makedirs(str(tmp_path / "elsewhere" / "bin"))
+    os.symlink("/usr/bin/python3", str(tmp_path / "elsewhere" / "bin" / "python"))
+    states, found = scripts_of(copy, "hash", judged_as=live)
+    assert [s.modified for s in states.values()] == [("../../../bin/tool",)] and found.relocated == {}
