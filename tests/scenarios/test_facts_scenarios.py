@@ -1,5 +1,8 @@
 """cuda_venv_facts through Ansible on stand-in CUDA venvs: every incident state, normal and check mode."""
 
+import shutil
+import subprocess
+
 import pytest
 
 from scenario_tools import codes, run_module, subjects, system_provides
@@ -123,3 +126,39 @@ def test_optional_plugins_are_info_not_errors(tmp_path, standin):
     info = subjects(facts, "SONAME_UNRESOLVED", "info")
     assert "libmpi.so.40" in info
     assert "libmpi.so.40" not in subjects(facts, "SONAME_UNRESOLVED", "error")
+
+
+def other_cudnn_build(folder, version="9.24.0"):
+    """A directory as a system cuDNN install leaves it: libcudnn_graph.so.VERSION (another build, compiled here with
+    the soname) and the soname's link to it."""
+    folder.mkdir()
+    source = folder / "graph.c"
+    source.write_text("int cudnnGraphVersion(void) { return 92400; }\n")
+    real = folder / ("libcudnn_graph.so." + version)
+    subprocess.run(["gcc", "-shared", "-fPIC", "-Wl,-soname,libcudnn_graph.so.9", "-o", str(real), str(source)], check=True)
+    source.unlink()
+    (folder / "libcudnn_graph.so.9").symlink_to(real.name)
+    return folder
+
+
+@pytest.mark.skipif(shutil.which("gcc") is None, reason="gcc is not installed")
+def test_a_cudnn_library_of_another_build_first_on_ld_library_path_is_shadowing_the_venvs(tmp_path, standin):
+    """cuDNN's sub-libraries search LD_LIBRARY_PATH before their DT_RUNPATH: the venv's libcudnn_graph.so.9 is
+    passed over for another build (FACTS.md 8): an error naming both copies and the entry to drop."""
+    info = standin("healthy-cu12")
+    other = other_cudnn_build(tmp_path / "cudnn-9.24")
+    facts = facts_of(tmp_path, info.venv, ld_library_path=[str(other)])
+    assert "libcudnn_graph.so.9" not in subjects(facts, "SONAME_SYSTEM_FALLBACK")
+    shadowed = [f for f in facts["findings"] if f["code"] == "SONAME_SHADOWED"]
+    assert [(f["severity"], f["subject"]) for f in shadowed] == [("error", "libcudnn_graph.so.9")]
+    assert shadowed[0]["message"] == (
+        "libcudnn_graph.so.9 (cuDNN) is in the venv (nvidia/cudnn/lib/libcudnn_graph.so.9 of nvidia-cudnn-cu12 "
+        "9.10.2.21) but LD_LIBRARY_PATH comes first: the loader takes %s/libcudnn_graph.so.9 (9.24.0) for "
+        "nvidia/cudnn/lib/libcudnn_adv.so.9 (nvidia-cudnn-cu12 9.10.2.21). Two builds of cuDNN in one process "
+        "(9.10.2.21 in the venv, 9.24.0 on LD_LIBRARY_PATH): a mixed cuDNN fails with SUBLIBRARY_VERSION_MISMATCH at "
+        "the first convolution or falls back silently to slower kernels." % other)
+    assert shadowed[0]["fix"] == (
+        "Drop %s from LD_LIBRARY_PATH for this venv's processes (and from the ld_library_path option): the venv's own "
+        "libcudnn_graph.so.9 is then found through its requester's DT_RUNPATH." % other)
+    assert facts["healthy"] is False
+    assert codes(facts, "error") == ["SONAME_SHADOWED"]

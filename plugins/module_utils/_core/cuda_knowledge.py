@@ -77,6 +77,15 @@ RUNTIME_VERSION_KEYS = {
     "nccl": "nvidia-nccl",
 }
 
+# Library families by soname prefix: two builds of one family in a process mix (e.g. a cuDNN sub-library of another
+# build: SUBLIBRARY_VERSION_MISMATCH, pytorch/pytorch#188892).
+LIBRARY_FAMILIES = (
+    ("cuDNN", "libcudnn"), ("cuBLAS", "libcublas"), ("cuSPARSELt", "libcusparseLt."), ("cuSPARSE", "libcusparse."),
+    ("NCCL", "libnccl."), ("NVSHMEM", "libnvshmem"), ("cuFFT", "libcufft"), ("cuRAND", "libcurand."),
+    ("cuSOLVER", "libcusolver"), ("CUDA runtime", "libcudart."), ("NVRTC", "libnvrtc"), ("nvJitLink", "libnvJitLink."),
+    ("CUPTI", "libcupti."), ("cuFile", "libcufile"),
+)
+
 _SUFFIX = re.compile(r"-cu(\d+)$|-cuda(\d+)(x|-|$)")
 _PATH_MAJOR = re.compile(r"(?:^|/)nvidia/cu(\d+)/")
 
@@ -84,6 +93,11 @@ _PATH_MAJOR = re.compile(r"(?:^|/)nvidia/cu(\d+)/")
 def is_cuda_soname(soname: str) -> bool:
     """True for the soname of a CUDA library (runtime, math libraries, cuDNN, NCCL, NVSHMEM, driver)."""
     return bool(CUDA_SONAME.match(soname))
+
+
+def library_family(soname: str) -> Optional[str]:
+    """The CUDA library family a soname belongs to (libcudnn_graph.so.9 -> cuDNN), or None."""
+    return next((family for family, prefix in LIBRARY_FAMILIES if soname.startswith(prefix)), None)
 
 
 def is_cuda_distribution(key: str) -> bool:

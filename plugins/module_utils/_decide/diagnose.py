@@ -12,6 +12,7 @@ a list of findings; ``diagnose`` runs them all and orders the result.
 from __future__ import annotations
 
 import os
+import re
 from typing import Dict, List, Optional
 
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._core import cuda_knowledge as cuda
@@ -186,7 +187,7 @@ def system_fallbacks(obs) -> List[Finding]:
     for resolutions_by_object, at_import in graphs:
         for path, resolutions in resolutions_by_object.items():
             for res in resolutions:
-                if res.path is None or res.error or res.soname in seen:
+                if res.path is None or res.error or res.soname in seen or res.soname in obs.shadowed:
                     continue
                 if os.path.realpath(res.path).startswith(root):
                     continue
@@ -206,6 +207,48 @@ def system_fallbacks(obs) -> List[Finding]:
                                 message + ": a version skew waiting to happen.", _provider_fix(obs, soname),
                                 {"resolved": res.path, "via": res.via, "needed_by": obs.relpath(path)}))
     return findings
+
+
+def shadowed_sonames(obs) -> List[Finding]:
+    """Libraries the venv has that LD_LIBRARY_PATH takes over: an error when the two are different builds."""
+    findings = []
+    for soname, shadow in sorted(obs.shadowed.items()):
+        owners = obs.owners_of(shadow.own[0])
+        owner = owners[0] if owners else None
+        family = cuda.library_family(soname)
+        ours = "%s of %s" % (obs.relpath(shadow.own[0]), owner.label) if owner else obs.relpath(shadow.own[0])
+        theirs = "%s (%s)" % (shadow.resolved, shadow.resolved_version or "version unknown")
+        message = "%s%s is in the venv (%s) but LD_LIBRARY_PATH comes first: the loader takes %s for %s%s." % (
+            soname, " (%s)" % family if family else "", ours, theirs, _object_label(obs, shadow.needed_by),
+            ", loaded at import" if shadow.at_import else "")
+        differ = _versions_differ(owner.version if owner else None, shadow.resolved_version)
+        if shadow.same_bytes:
+            severity, message = F.INFO, message + " Both hold the same bytes: harmless while they do."
+        elif differ:
+            severity = F.ERROR
+            message += " Two builds of %s in one process (%s in the venv, %s on LD_LIBRARY_PATH)" % (
+                family or soname, owner.version, shadow.resolved_version)
+            message += (": a mixed cuDNN fails with SUBLIBRARY_VERSION_MISMATCH at the first convolution or falls back "
+                        "silently to slower kernels." if family == "cuDNN" else ": a version skew.")
+        else:
+            severity, message = F.WARNING, message + " The two files differ: a version skew waiting to happen."
+        fix = ("Drop %s from LD_LIBRARY_PATH for this venv's processes (and from the ld_library_path option): the "
+               "venv's own %s is then found through its requester's DT_RUNPATH." % (shadow.entry, soname))
+        findings.append(Finding(F.SONAME_SHADOWED, severity, soname, message, fix, {
+            "resolved": shadow.resolved, "resolved_version": shadow.resolved_version, "ld_library_path_entry": shadow.entry,
+            "venv_copy": obs.relpath(shadow.own[0]), "distribution": owner.label if owner else None,
+            "needed_by": obs.relpath(shadow.needed_by), "loaded_at_import": shadow.at_import,
+            "same_bytes": shadow.same_bytes}))
+    return findings
+
+
+def _versions_differ(ours: Optional[str], theirs: Optional[str]) -> bool:
+    """True when both versions are known and differ in the components both give (9.10.2.21 vs 9.24.0)."""
+    if not ours or not theirs:
+        return False
+    a, b = [int(p) for p in re.findall(r"\d+", ours)], [int(p) for p in re.findall(r"\d+", theirs)]
+    count = min(len(a), len(b))
+    return count > 0 and a[:count] != b[:count]
 
 
 def mixed_majors(obs) -> List[Finding]:
@@ -438,7 +481,7 @@ def invalid_elves(obs) -> List[Finding]:
 RULES = (python_unusable, anchor_missing, dist_info_invalid, record_outside_venv, missing_files, modified_files,
          ownership_conflicts, duplicates, mixed_majors, requirement_problems, unresolved_sonames, system_fallbacks,
          import_failed, runtime_mismatch, unrequired_cuda, driver_too_old, invalid_elves, venv_moved,
-         script_interpreter_missing)
+         script_interpreter_missing, shadowed_sonames)
 
 
 # --- helpers -------------------------------------------------------------------------------------------------

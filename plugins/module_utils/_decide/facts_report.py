@@ -16,7 +16,7 @@ from ansible_collections.gpuops.cuda_venv.plugins.module_utils._core.errors impo
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._core.runner import Runner
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._decide.diagnose import diagnose, identical_everywhere
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._decide.findings import is_healthy, summarize
-from ansible_collections.gpuops.cuda_venv.plugins.module_utils._read.observe import FactsOptions, observe
+from ansible_collections.gpuops.cuda_venv.plugins.module_utils._read.observe import FactsOptions, each_resolution, observe
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._read.probe import library_path_problems
 
 
@@ -99,13 +99,7 @@ def _sonames(obs) -> Dict[str, List[dict]]:
 
 
 def _each_resolution(obs):
-    if obs.import_graph is not None:
-        for path, resolutions in obs.import_graph.resolutions.items():
-            for res in resolutions:
-                yield path, res, True
-    for path, resolutions in obs.other_resolutions.items():
-        for res in resolutions:
-            yield path, res, False
+    return each_resolution(obs.import_graph, obs.other_resolutions)
 
 
 def _unresolved(obs) -> List[dict]:

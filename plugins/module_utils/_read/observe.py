@@ -35,6 +35,7 @@ from ansible_collections.gpuops.cuda_venv.plugins.module_utils._read.requirement
     RequirementEdge, closure, marker_env_fallback)
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._core.runner import Runner, clean_env
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._read.scripts import ScriptCheck, check_scripts
+from ansible_collections.gpuops.cuda_venv.plugins.module_utils._read.shadowing import Shadowed, find_shadowed
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._read.venv_layout import VenvLayout, read_layout, real_path
 
 
@@ -90,6 +91,7 @@ class Observations:
     gpu: Optional[dict]
     owner_index: Dict[str, List[Distribution]] = field(default_factory=dict)
     scripts: Optional[ScriptCheck] = None  # console scripts relocated or pointing at a missing interpreter
+    shadowed: Dict[str, Shadowed] = field(default_factory=dict)  # sonames the venv has that LD_LIBRARY_PATH takes over
     digests: Dict[tuple, str] = field(default_factory=dict, repr=False)  # (path, algorithm) -> hashed
     static_conflicts: Optional[List[Conflict]] = field(default=None, repr=False)  # before the probe's say
 
@@ -145,6 +147,7 @@ def _read_disk(options, layout, interpreter, site_packages, dists, module, loade
     loaded = set(import_graph.objects) if import_graph else set()
     other = {path: resolve_object(path, obj.elf, loader) for path, obj in objects.items()
              if obj.elf is not None and path not in loaded}
+    shadowed = find_shadowed(each_resolution(import_graph, other), layout.root, _files_by_name(objects))
     marker_env = interpreter.marker_env if interpreter.ok else marker_env_fallback(layout.version)
     requirements = closure((options.anchor,) + tuple(options.roots), dists, marker_env)
     gpu = gpu_facts() if options.gpu else None
@@ -153,7 +156,22 @@ def _read_disk(options, layout, interpreter, site_packages, dists, module, loade
         site_packages=site_packages, distributions=dists, file_states=file_states, conflicts=conflicts,
         majors=majors, objects=objects, unsafe_entries=unsafe, loader=loader, entry_points=entry_points,
         preloaded=preloaded, import_graph=import_graph, other_resolutions=other, requirements=requirements,
-        probe=None, gpu=gpu, owner_index=owner_index, digests=digests, scripts=scripts)
+        probe=None, gpu=gpu, owner_index=owner_index, digests=digests, scripts=scripts, shadowed=shadowed)
+
+
+def each_resolution(import_graph, other):
+    """(requester, Resolution, at_import): the import graph's first, then the other objects'."""
+    for by_object, at_import in ((import_graph.resolutions if import_graph else {}, True), (other, False)):
+        for path, resolutions in sorted(by_object.items()):
+            for res in resolutions:
+                yield path, res, at_import
+
+
+def _files_by_name(objects) -> Dict[str, Tuple[str, ...]]:
+    names: Dict[str, List[str]] = {}
+    for path in objects:
+        names.setdefault(os.path.basename(path), []).append(path)
+    return {name: tuple(sorted(paths)) for name, paths in names.items()}
 
 
 def add_probe(obs: Observations, probe: ProbeResult) -> Observations:

@@ -12,6 +12,7 @@ import pytest
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._decide.diagnose import diagnose, identical_everywhere
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._decide.findings import is_healthy
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._read.record_check import Conflict
+from ansible_collections.gpuops.cuda_venv.plugins.module_utils._read.shadowing import Shadowed
 from ansible_collections.gpuops.cuda_venv.tests.unit.plugins.module_utils import observations as O
 from ansible_collections.gpuops.cuda_venv.tests.unit.plugins.module_utils.observations import (
     ALL, CU12_LABELS, GUTTED_ERROR, ROOT, TORCH_CUDA, bad, build, dist, found, pyc, same, unresolved)
@@ -474,3 +475,25 @@ def test_diagnose_is_pure():
     before = repr(obs)
     assert table(diagnose(obs)) == table(diagnose(obs))
     assert repr(obs) == before
+
+
+@pytest.mark.parametrize("version, same, severity, tail", [
+    ("9.24.0", False, "error", " Two builds of cuDNN in one process (9.10.2.21 in the venv, 9.24.0 on LD_LIBRARY_PATH): "
+     "a mixed cuDNN fails with SUBLIBRARY_VERSION_MISMATCH at the first convolution or falls back silently to slower kernels."),
+    (None, False, "warning", " The two files differ: a version skew waiting to happen."),
+    ("9.10.2", False, "warning", " The two files differ: a version skew waiting to happen."),
+    (None, True, "info", " Both hold the same bytes: harmless while they do."),
+])
+def test_a_venv_library_taken_over_by_ld_library_path_is_an_error_when_builds_differ(version, same, severity, tail):
+    ours = O.sp("nvidia/cudnn/lib/libcudnn.so.9")
+    theirs = "/opt/cudnn/lib/libcudnn.so.9"
+    shadow = Shadowed("libcudnn.so.9", O.sp("torch/lib/libtorch_cuda.so"), True, theirs, "/opt/cudnn/lib", (ours,),
+                      version, same)
+    findings = [f for f in diagnose(replace(O.healthy(), shadowed={"libcudnn.so.9": shadow}))
+                if f.code in ("SONAME_SHADOWED", "SONAME_SYSTEM_FALLBACK")]
+    assert table(findings) == [(severity, "SONAME_SHADOWED", "libcudnn.so.9")]
+    assert findings[0].message == (
+        "libcudnn.so.9 (cuDNN) is in the venv (nvidia/cudnn/lib/libcudnn.so.9 of nvidia-cudnn-cu12 9.10.2.21) but "
+        "LD_LIBRARY_PATH comes first: the loader takes /opt/cudnn/lib/libcudnn.so.9 (%s) for torch/lib/libtorch_cuda.so (torch 2.9.1)"
+        ", loaded at import.%s" % (version or "version unknown", tail))
+    assert findings[0].fix.startswith("Drop /opt/cudnn/lib from LD_LIBRARY_PATH for this venv's processes")
