@@ -201,3 +201,20 @@ def test_repair_playbook_on_a_uv_made_venv_gives_its_tools_venv_uv(tmp_path):
     assert not [n for n in installed(contaminated.venv) if n.endswith(("-cu13==9.24.0.43", "-cu13==2.30.7"))]
     rc, output, recap, stats = run_playbook(tmp_path, inventory, path=bare)
     assert rc == 0 and recap == {"uvhost": "healthy before - healthy; nothing to do"}, output
+
+
+def test_repair_playbook_passes_with_dependencies_to_the_module(tmp_path):
+    """venv_repair_with_dependencies: true plans the new consumer's dependency with it (pinned, checked before any
+    install); --check shows the plan and changes nothing."""
+    from tests.standin import build_extra_wheels
+    healthy = build_scenario("healthy-cu12", tmp_path / "healthy", cache=CACHE)
+    extra = build_extra_wheels(["toy-kernels-cu12"], tmp_path / "extra", CACHE)
+    host_vars = {"deps": {"venv_repair_packages": ["toy-kernels-cu12"], "venv_repair_with_dependencies": True,
+                          "venv_repair_find_links": [str(healthy.wheelhouse), str(extra)], "venv_repair_benchmark": False}}
+    inventory = write_inventory(tmp_path, {"deps": healthy}, host_vars=host_vars)
+    before = tree_digest(str(healthy.venv))
+    rc, output, _recap, _stats = run_playbook(tmp_path, inventory, "--check")
+    assert rc == 0, output
+    assert "batch 1 of 1: install missing or mismatched requirements: install toy-kernels-cu12, install toy-kernels-common==1.0.0" \
+        in output, output
+    assert tree_digest(str(healthy.venv)) == before
