@@ -15,7 +15,8 @@ from collections import Counter
 from dataclasses import dataclass, field
 from typing import Dict, List, Optional
 
-HEADER = ("scenario", "venv built s", "findings (errors)", "batches (actions)", "facts s", "repair s", "second run s", "result")
+HEADER = ("scenario", "venv built s", "findings (errors)", "batches (actions)", "strategy", "facts s", "repair s", "second run s",
+          "result")
 
 
 @dataclass
@@ -26,6 +27,7 @@ class Row:
     build_seconds: float = 0.0
     findings: str = ""
     batches: str = ""
+    strategy: str = ""  # the repair's (swap, in_place, swap_back); "-" when it had nothing to repair
     facts_seconds: Optional[float] = None
     repair_seconds: Optional[float] = None
     second_seconds: Optional[float] = None
@@ -43,8 +45,8 @@ class Row:
     def cells(self) -> List[str]:
         def seconds(value):
             return "-" if value is None else "%.1f" % value
-        return [self.scenario, seconds(self.build_seconds), self.findings or "-", self.batches or "-", seconds(self.facts_seconds),
-                seconds(self.repair_seconds), seconds(self.second_seconds), self.result()]
+        return [self.scenario, seconds(self.build_seconds), self.findings or "-", self.batches or "-", self.strategy or "-",
+                seconds(self.facts_seconds), seconds(self.repair_seconds), seconds(self.second_seconds), self.result()]
 
 
 def summarize_findings(facts: dict) -> str:

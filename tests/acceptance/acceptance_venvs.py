@@ -138,26 +138,37 @@ def uv_gut(venv: Path) -> List[Completed]:
     return [uv_pip(venv, "uninstall", *[project(c) for c in CONTAMINANTS])]
 
 
-def move(before: Path, venv: Path) -> List[Completed]:
-    """The venv moved as people move one: a copy (hard links: metadata only), the console scripts' shebangs
-    rewritten to the new path (each into a new file renamed into place: the old inode is shared), the original
-    removed."""
+def move(before: Path, venv: Path, rewrite: str = "shebangs") -> List[Completed]:
+    """The venv moved as people move one: a copy (hard links: metadata only), then ``rewrite`` "shebangs" (the
+    console scripts' first lines) or "everything" (the former path in every text file of bin/, the activate scripts
+    and console scripts, and in pyvenv.cfg's ``command``, as relocation tools do: no trace of the former place),
+    each file into a new one renamed into place (the old inode is shared), the original removed."""
     started = time.monotonic()
     copied = run(["cp", "-al", before, venv])
     old, new = str(before).encode(), str(venv).encode()
-    for script in sorted((venv / "bin").iterdir()):
-        if script.is_symlink() or not script.is_file():
+    targets = [p for p in sorted((venv / "bin").iterdir()) if p.is_file() and not p.is_symlink()]
+    if rewrite == "everything":
+        targets.append(venv / "pyvenv.cfg")
+    for path in targets:
+        data = path.read_bytes()
+        if b"\0" in data or old not in data:  # not a text file, or nothing to rewrite
             continue
-        data = script.read_bytes()
-        if not data.startswith(b"#!" + old):
-            continue
-        line, sep, body = data.partition(b"\n")
-        temporary = script.with_name(script.name + ".acceptance-moved")
-        temporary.write_bytes(line.replace(old, new, 1) + sep + body)
-        os.chmod(str(temporary), script.stat().st_mode & 0o7777)
-        os.replace(str(temporary), str(script))
+        if rewrite == "shebangs":
+            if not data.startswith(b"#!" + old):
+                continue
+            line, sep, body = data.partition(b"\n")
+            data = line.replace(old, new, 1) + sep + body
+        else:
+            data = data.replace(old, new)
+        temporary = path.with_name(path.name + ".acceptance-moved")
+        temporary.write_bytes(data)
+        os.chmod(str(temporary), path.stat().st_mode & 0o7777)
+        os.replace(str(temporary), str(path))
+    left = [str(p) for p in targets if old in p.read_bytes()] if rewrite == "everything" else []
+    if left:
+        raise AcceptanceError("moving %s: the former path is still in %s" % (venv, left))
     remove_tree(before)
-    return [copied, Completed(("rewrite-shebangs", str(venv)), 0, "", time.monotonic() - started)]
+    return [copied, Completed(("rewrite-" + rewrite, str(venv)), 0, "", time.monotonic() - started)]
 
 
 def contaminate(venv: Path) -> List[Completed]:
@@ -199,7 +210,8 @@ class Scenario:
     steps: Tuple[Callable[[Path], List[Completed]], ...]
     description: str
     made_by: str = "pip"  # pip: python -m venv, the venv has pip; uv: uv venv, no pip (the incident's tool)
-    moved: bool = False  # built elsewhere, then moved to its path with its console scripts' shebangs rewritten
+    moved: bool = False  # built elsewhere, then moved to its path, with what ``rewrite`` says rewritten
+    rewrite: str = "shebangs"  # a moved venv's files naming its path: "shebangs" or "everything" (see move())
 
 
 SCENARIOS = (
@@ -212,6 +224,9 @@ SCENARIOS = (
     Scenario("truncated-nccl", "cu12", (truncate_nccl,), "libnccl.so.2 truncated to 0 bytes"),
     Scenario("moved-healthy-cu12", "cu12", (), "healthy-cu12 moved to another path, shebangs rewritten", moved=True),
     Scenario("moved-gutted", "cu12", (contaminate, gut), "gutted, then moved, shebangs rewritten", moved=True),
+    Scenario("moved-rewritten-gutted", "cu12", (contaminate, gut),
+             "gutted, then moved, everything rewritten (scripts, activate scripts, pyvenv.cfg)", moved=True,
+             rewrite="everything"),
     Scenario("uv-contaminated", "cu12", (uv_contaminate,), "contaminated in a venv made by uv venv (no pip), with uv",
              made_by="uv"),
     Scenario("uv-gutted", "cu12", (uv_contaminate, uv_gut), "gutted in a venv made by uv venv (no pip), with uv",
@@ -231,7 +246,7 @@ def build_scenario(name: str, dest: Path) -> List[Completed]:
     for step in wanted.steps:
         done.extend(step(built))
     if wanted.moved:
-        done.extend(move(built, dest))
+        done.extend(move(built, dest, wanted.rewrite))
     return done
 
 

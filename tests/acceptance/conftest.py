@@ -53,6 +53,7 @@ class RealScenario:
         rc, result, output, seconds = self.module(key, "cuda_venv_repair", args)
         if key == "repair":
             self.row.repair_seconds, self.row.batches = seconds, summarize_batches(result)
+            self.row.strategy = result.get("strategy") or "-"
         else:
             self.row.second_seconds = seconds
         return rc, result, output

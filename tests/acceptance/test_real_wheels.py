@@ -10,7 +10,7 @@ import pytest
 
 from acceptance_fetch import enabled, wheelhouse
 from acceptance_table import summarize_findings
-from acceptance_venvs import CONTAMINANTS, CUDNN, distributions, probe_torch, record_mismatches, scenario, site_packages
+from acceptance_venvs import CONTAMINANTS, CUDNN, SCENARIOS, distributions, probe_torch, record_mismatches, scenario, site_packages
 
 from tests.scenarios.scenario_tools import codes, subjects, system_provides
 
@@ -106,6 +106,17 @@ def check_moved_healthy(facts):
     assert "RECORD_MODIFIED_FILES" not in codes(facts), excerpt(facts, "RECORD_MODIFIED_FILES")
 
 
+def check_moved_gutted(facts, venv, former):
+    """Gutted as gutted-in-place is, and moved: torch's and triton's console scripts only relocated, the former
+    place known (``former``) or not (everything rewritten)."""
+    check_gutted(facts)
+    moved = [f for f in facts["findings"] if f["code"] == "VENV_MOVED"]
+    assert [(f["severity"], f["subject"]) for f in moved] == [("info", str(venv))], excerpt(facts, "VENV_MOVED")
+    assert {"../../../bin/torchrun", "../../../bin/proton"} <= set(moved[0]["details"]["scripts"]), excerpt(facts, "VENV_MOVED")
+    assert moved[0]["details"]["former_roots"] == former, excerpt(facts, "VENV_MOVED")
+    assert "RECORD_MODIFIED_FILES" not in codes(facts), excerpt(facts, "RECORD_MODIFIED_FILES")
+
+
 FINDINGS = {
     "healthy-cu12": lambda facts: check_healthy(facts, "cu12"),
     "healthy-cu13": lambda facts: check_healthy(facts, "cu13"),
@@ -115,7 +126,8 @@ FINDINGS = {
     "curand-removed": check_curand_removed,
     "truncated-nccl": check_truncated_nccl,
     "moved-healthy-cu12": check_moved_healthy,
-    "moved-gutted": check_gutted,
+    "moved-gutted": lambda facts, venv: check_moved_gutted(facts, venv, [str(venv) + "-before-move"]),
+    "moved-rewritten-gutted": lambda facts, venv: check_moved_gutted(facts, venv, []),
     "uv-contaminated": check_contaminated,
     "uv-gutted": check_gutted,
 }
@@ -132,6 +144,7 @@ PLAN = {
     "truncated-nccl": [("reinstall", "nvidia-nccl-cu12")],
     "moved-healthy-cu12": [],
     "moved-gutted": [("reinstall", n) for n in CU12_COLLIDING],
+    "moved-rewritten-gutted": [("reinstall", n) for n in CU12_COLLIDING],
     "uv-contaminated": [("remove", n) for n in CU13_COLLIDING] + [("reinstall", n) for n in CU12_COLLIDING],
     "uv-gutted": [("reinstall", n) for n in CU12_COLLIDING],
 }
@@ -148,7 +161,10 @@ def planned(result):
 def test_facts_report_the_incident_state(real):
     facts = real.facts()
     real.row.findings = summarize_findings(facts)
-    FINDINGS[real.name](facts)
+    if scenario(real.name).moved and scenario(real.name).steps:
+        FINDINGS[real.name](facts, real.venv)
+    else:
+        FINDINGS[real.name](facts)
 
 
 def test_runtime_library_mismatches(real):
@@ -207,6 +223,25 @@ def test_second_run_changes_nothing(real):
     rc, again, output = real.repair("second")
     assert rc == 0, output[-6000:]
     assert (again["changed"], again["batches"]) == (False, []), json.dumps(again.get("plan"), indent=1)[:6000]
+
+
+@pytest.mark.parametrize("real", [s.name for s in SCENARIOS if s.moved and s.steps], indirect=True)
+def test_default_strategy_swaps_the_moved_venv_in(real):
+    """The module's default strategy (auto) swaps a moved venv in: the copy is judged as the venv it becomes, so its
+    relocated console scripts are no damage there (before: every batch rolled back with RECORD_MODIFIED_FILES)."""
+    rc, result, output = real.repair()
+    assert rc == 0, output[-6000:]
+    assert result["strategy"] == "swap", result.get("strategy_reason")
+    assert [b["result"] for b in result["batches"]] == ["committed"] * len(result["plan"]["batches"]), \
+        json.dumps(result["batches"], indent=1, default=str)[:6000]
+    assert result["batches"] and result["healthy"] is True
+    assert codes(result, "error") == [], json.dumps(result["findings"], indent=1)[:6000]
+    assert subjects(result, "VENV_MOVED") == [str(real.venv)]
+    with open(real.venv / "bin" / "torchrun", "rb") as handle:  # the live venv's own script, its new path kept
+        assert handle.readline().startswith(b"#!" + str(real.venv).encode() + b"/bin/python")
+    rc, again, output = real.repair("second")
+    assert rc == 0, output[-6000:]
+    assert (again["changed"], again["strategy"], again["batches"]) == (False, None, []), json.dumps(again.get("plan"))[:6000]
 
 
 def tree_metadata(venv):
