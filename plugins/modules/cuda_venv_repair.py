@@ -215,8 +215,9 @@ options:
         C(PIP_CONSTRAINT=/dev/null), uv without C(UV_CONSTRAINT)).
       - C(false) removes a guard an earlier run installed and gives the user's C(pip.conf), activate scripts and
         C(uv.toml) back byte for byte (or, where the user edited them since, without the guard's lines only).
-      - pip started with C(--isolated) or C(PIP_CONFIG_FILE), and uv run without the activated venv (unless
-        O(guard_uv_config) is set), do not see it; the facts then report C(GUARD_STALE) once the venv moved.
+      - pip started with C(PIP_CONFIG_FILE) set (C(/dev/null) included), and uv run without the activated venv
+        (unless O(guard_uv_config) is set), do not see it; the facts then report C(GUARD_STALE) once the venv moved.
+        pip's C(--isolated) still reads the venv's C(pip.conf) (pip 24).
     type: bool
     default: false
   guard_uv_config:

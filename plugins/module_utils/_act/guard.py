@@ -53,7 +53,6 @@ class GuardChange:
     """What ``settle`` would do (check mode) or did: each file's text before and after (None: absent)."""
 
     files: Dict[str, tuple] = field(default_factory=dict)  # path -> (before, after)
-    facts: dict = field(default_factory=dict)
     skipped: List[str] = field(default_factory=list)  # activate scripts left alone, and why
 
     @property
@@ -65,7 +64,7 @@ class GuardChange:
                 for path, (before, after) in sorted(self.files.items()) if before != after]
 
     def as_dict(self) -> dict:
-        return dict(self.facts, changed=sorted(p for p, (b, a) in self.files.items() if b != a), skipped=self.skipped)
+        return {"changed": sorted(p for p, (b, a) in self.files.items() if b != a), "skipped": self.skipped}
 
 
 def settle(options: GuardOptions, obs, target: str, root: str, check_mode: bool = False) -> GuardChange:
@@ -118,8 +117,6 @@ def settle(options: GuardOptions, obs, target: str, root: str, check_mode: bool 
         change.files[where] = (read_text(where), text)
     if not check_mode:
         _write(change, folder, options.enabled)
-    change.facts = {"active": options.enabled, "constraints": list(constraints) if options.enabled else [],
-                    "constraints_file": constraints_path if options.enabled else None}
     return change
 
 
