@@ -20,7 +20,7 @@ from typing import Callable, Optional, Sequence, Tuple
 
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._act import outcome, swap_run
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._act.batches import Run, guarded, run_rounds
-from ansible_collections.gpuops.cuda_venv.plugins.module_utils._act.guard import (
+from ansible_collections.gpuops.cuda_venv.plugins.module_utils._act.venv_guard import (
     GuardOptions, lift_uv_config, put_back_uv_config, settle_guard, with_guard)
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._act.health import PYCACHE_DIR, Pending, baseline, probe_pycache
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._act.journal import Journal
@@ -53,7 +53,7 @@ class RepairOptions:
     strategy: str = IN_PLACE  # auto | swap | in_place (the module's default is auto; see swap_run.py)
     keep_previous: int = 1
     swap_back: bool = False
-    guard: GuardOptions = GuardOptions()  # the venv's install guard, settled when the venv ends healthy (_act/guard.py)
+    guard: GuardOptions = GuardOptions()  # the venv's install guard, settled when the venv ends healthy (_act/venv_guard.py)
 
 
 def repair(options: RepairOptions, make_backend: Callable[[Observations], Backend], runner: Runner, secrets: Sequence[str] = ()) -> dict:

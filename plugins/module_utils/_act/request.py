@@ -13,7 +13,7 @@ from __future__ import annotations
 import re
 from typing import List
 
-from ansible_collections.gpuops.cuda_venv.plugins.module_utils._act.guard import GuardOptions
+from ansible_collections.gpuops.cuda_venv.plugins.module_utils._act.venv_guard import GuardOptions
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._act.repair import RepairOptions, repair
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._act.swap import finish_missing_root
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._core.errors import CudaVenvError

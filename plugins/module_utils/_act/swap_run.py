@@ -20,7 +20,7 @@ from concurrent.futures import ThreadPoolExecutor
 
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._act import outcome
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._act.batches import run_rounds
-from ansible_collections.gpuops.cuda_venv.plugins.module_utils._act.guard import settle_guard, with_guard
+from ansible_collections.gpuops.cuda_venv.plugins.module_utils._act.venv_guard import settle_guard, with_guard
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._act.health import PYCACHE_DIR, Pending, baseline
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._act.journal import Journal
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._act.outcome import RepairFailed, verify_touched

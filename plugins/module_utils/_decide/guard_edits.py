@@ -164,7 +164,7 @@ _NU_ENV = ("    # {mark}: uv honours these constraints\n"
 _DEACTIVATE_LINE = {
     "sh": re.compile(r"^deactivate\s*\(\)\s*\{\s*$"),
     "fish": re.compile(r"^function deactivate\b.*$"),
-    "nu": re.compile(r"^\s*export-env\s*\{\s*$"),
+    "nu": re.compile(r"^export-env\s*\{\s*$"),  # the module's own, not one inside a nested module
 }
 
 

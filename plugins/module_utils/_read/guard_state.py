@@ -5,7 +5,7 @@
 
 Private to the gpuops.cuda_venv collection: not a public API.
 
-The guard (``_act/guard.py`` writes it, ``_decide/guard.py`` computes it) is a constraints file in
+The guard (``_act/venv_guard.py`` writes it, ``_decide/guard.py`` computes it) is a constraints file in
 ``VENV/.cuda_venv/guard/``, named by the venv's ``pip.conf`` (pip reads ``sys.prefix/pip.conf``), exported as
 ``UV_CONSTRAINT`` by its activate scripts, and optionally written into uv's user or system ``uv.toml``
 (``constraint-dependencies``). ``manifest.json`` records every insertion made into a user's file, so that
