@@ -83,14 +83,14 @@ def scripts(tmp_path_factory):
         subprocess.run([uv, "venv", "-q", str(root / "uv")], check=True)
         for name in ("activate", "activate.fish", "activate.csh", "activate.nu"):
             found[("uv", name)] = (root / "uv" / "bin" / name).read_text()
-    return root, found
+    return found
 
 
 SHELLS = {"activate": "sh", "activate.fish": "fish", "activate.csh": "csh", "activate.nu": "nu"}
 
 
 def test_activate_scripts_are_edited_and_come_back_exact(scripts):
-    _root, found = scripts
+    found = scripts
     for (_maker, name), text in found.items():
         new = edited(text, activate_insertions(text, SHELLS[name], FILE))
         assert new.count(FILE) >= 1 and new != text
@@ -98,7 +98,7 @@ def test_activate_scripts_are_edited_and_come_back_exact(scripts):
 
 @pytest.mark.parametrize("maker", ["std", "uv"])
 def test_bash_exports_the_constraint_and_deactivate_restores_what_was_there(scripts, tmp_path, maker):
-    root, found = scripts
+    found = scripts
     if (maker, "activate") not in found:
         pytest.skip("no uv here to make a uv venv")
     script = tmp_path / "activate"
