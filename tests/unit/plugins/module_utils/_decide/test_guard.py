@@ -11,10 +11,10 @@ from ansible_collections.gpuops.cuda_venv.plugins.module_utils._decide.guard imp
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._read.guard_state import GuardState
 from ansible_collections.gpuops.cuda_venv.tests.unit.plugins.module_utils import observations as O
 
-CU12 = ["torch==2.9.1", "nvidia-cublas-cu12==12.8.4.1", "nvidia-cuda-runtime-cu12==12.8.90",
+CU12 = ("torch==2.9.1", "nvidia-cublas-cu12==12.8.4.1", "nvidia-cuda-runtime-cu12==12.8.90",
         "nvidia-cudnn-cu12==9.10.2.21", "nvidia-cusparselt-cu12==0.7.1", "nvidia-nccl-cu12==2.27.5",
         "nvidia-nvshmem-cu12==3.3.20",
-        "nvidia-cudnn-cu13<0", "nvidia-cusparselt-cu13<0", "nvidia-nccl-cu13<0", "nvidia-nvshmem-cu13<0"]
+        "nvidia-cudnn-cu13<0", "nvidia-cusparselt-cu13<0", "nvidia-nccl-cu13<0", "nvidia-nvshmem-cu13<0")
 FILE = O.ROOT + "/.cuda_venv/guard/constraints.txt"
 PIP_CONF = O.ROOT + "/pip.conf"
 INSERTED = "# cuda_venv guard (guard: false removes this)\nconstraint = %s\n" % FILE
@@ -28,7 +28,7 @@ def state(constraints=CU12, text=None, pip_conf="[install]\n" + INSERTED):
 
 
 def test_constraints_pin_the_anchor_and_its_cuda_closure_and_refuse_the_other_major():
-    assert guard_constraints(O.healthy()) == tuple(CU12)  # filelock (not CUDA) is left free
+    assert guard_constraints(O.healthy()) == CU12  # filelock (not CUDA) is left free
 
 
 def test_no_anchor_no_constraints():
@@ -40,7 +40,7 @@ def test_a_guard_that_holds_gives_no_finding_and_says_where_it_is_honoured():
     obs = replace(O.healthy(), guard=state())
     assert guard_findings(obs) == []
     assert guard_facts(obs.guard, obs) == {
-        "active": True, "constraints": CU12, "constraints_file": FILE, "problems": [],
+        "active": True, "constraints": list(CU12), "constraints_file": FILE, "problems": [],
         "honoured_by": {"pip": True, "uv_activated": [], "uv_config": None}}
 
 
