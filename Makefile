@@ -224,7 +224,7 @@ demo: setup
 clean:
 	rm -rf $(BUILD) tests/output .pytest_cache
 
-# Opt-in, not part of `make test`: real torch stacks (about 7.6 GB of wheels, fetched once with pip as this machine
+# Opt-in, not part of `make test`: real torch stacks (about 8.0 GB of wheels, fetched once with pip as this machine
 # configures it into CUDA_VENV_ACCEPTANCE_CACHE, default build/acceptance-cache), every incident state built,
 # diagnosed and repaired; the table goes to build/acceptance-results/table.md. See docs/ACCEPTANCE.md.
 .PHONY: acceptance

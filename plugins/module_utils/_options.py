@@ -16,6 +16,7 @@ import copy
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._act.swap import STRATEGIES
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._decide.plan import PRUNE_MODES
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._install.installers import BACKEND_KINDS
+from ansible_collections.gpuops.cuda_venv.plugins.module_utils._read.guard_state import UV_CONFIG_KINDS
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._read.record_check import MODES as VERIFY_MODES
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._verify.benchmark import BenchmarkSpec
 
@@ -77,6 +78,8 @@ def repair_arguments() -> dict:
         strategy=dict(type="str", choices=list(STRATEGIES), default="auto"),
         keep_previous=dict(type="int", default=1),
         swap_back=dict(type="bool", default=False),
+        guard=dict(type="bool", default=False),
+        guard_uv_config=dict(type="str", choices=list(UV_CONFIG_KINDS), default="none"),
     )
     return dict(argument_spec=spec, supports_check_mode=True)
 

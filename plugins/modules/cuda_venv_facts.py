@@ -172,6 +172,15 @@ ansible_facts:
           description: Driver version, maximum CUDA version and devices from NVML, or C(available=false) and a reason.
           type: dict
           returned: always
+        guard:
+          description:
+            - The install guard that M(gpuops.cuda_venv.cuda_venv_repair) writes with its O(gpuops.cuda_venv.cuda_venv_repair#module:guard)
+              option - C(active) (bool), C(constraints) (the lines of its constraints file), C(constraints_file),
+              C(honoured_by) (C(pip) - the venv's C(pip.conf) names it; C(uv_activated) - the activate scripts that
+              export C(UV_CONSTRAINT); C(uv_config) - the C(uv.toml) holding it, or null) and C(problems) (why it no
+              longer holds, also finding C(GUARD_STALE)).
+          type: dict
+          returned: always
         findings:
           description: Findings with C(code), C(severity), C(subject), C(message) and C(fix).
           type: list

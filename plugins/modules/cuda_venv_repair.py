@@ -201,6 +201,37 @@ options:
         forward. Fails when there is no previous generation.
     type: bool
     default: false
+  guard:
+    description:
+      - When the venv ends healthy (after a repair, or with nothing to repair), install its install guard, so that
+        the next C(pip install) or C(uv pip install) that would move its CUDA stack is refused by that installer's own
+        resolver - a constraints file in C(PATH/.cuda_venv/guard/constraints.txt) pinning the anchor and each CUDA
+        wheel of its closure C(==) their installed versions and refusing each colliding family of the other CUDA major
+        (C(NAME<0)); the venv's C(pip.conf) naming it in C([install] constraint) (merged into the user's file, whose
+        own settings stay); C(UV_CONSTRAINT) exported by the venv's activate scripts (sh, fish, csh, nushell) and
+        undone by C(deactivate).
+      - Renewed from what is installed after every converge, so a declared change (another anchor version in
+        O(packages)) moves it too. The module's own installs are not held by it (pip runs with
+        C(PIP_CONSTRAINT=/dev/null), uv without C(UV_CONSTRAINT)).
+      - C(false) removes a guard an earlier run installed and gives the user's C(pip.conf), activate scripts and
+        C(uv.toml) back byte for byte (or, where the user edited them since, without the guard's lines only).
+      - pip started with C(PIP_CONFIG_FILE) set (C(/dev/null) included), and uv run without the activated venv
+        (unless O(guard_uv_config) is set), do not see it; the facts then report C(GUARD_STALE) once the venv moved.
+        pip's C(--isolated) still reads the venv's C(pip.conf) (pip 24).
+    type: bool
+    default: false
+  guard_uv_config:
+    description:
+      - Also write the guard's constraints as top-level C(constraint-dependencies) into uv's C(user) configuration
+        (C($XDG_CONFIG_HOME/uv/uv.toml), else C(~/.config/uv/uv.toml)) or C(system) one (the first
+        C(DIR/uv/uv.toml) of C($XDG_CONFIG_DIRS), else C(/etc/uv/uv.toml)), so that uv honours them without the venv
+        activated (C(uv pip install --python PATH/bin/python)).
+      - Trade-off - uv applies that file to every environment of that user (or host), so it is refused when the file
+        already holds another venv's guard or sets C(constraint-dependencies) itself; use it for a host with one
+        guarded venv. The repair's own uv runs take the lines out while they install and put the renewed ones back.
+    type: str
+    choices: [none, user, system]
+    default: none
 seealso:
   - module: gpuops.cuda_venv.cuda_venv_facts
 """
@@ -305,6 +336,14 @@ rewritten:
   returned: after a swap
   type: list
   elements: str
+guard:
+  description:
+    - The venv's install guard (see O(guard)) - C(active), C(constraints), C(constraints_file), C(honoured_by)
+      (C(pip), C(uv_activated), C(uv_config)), C(problems) (as in the facts), C(changed) (the files this run changed
+      or, in check mode, would change; their diffs follow the inventory's in C(--diff)) and C(skipped) (activate
+      scripts left alone, or why the guard was not renewed).
+  returned: always
+  type: dict
 backend:
   description: The installer used.
   returned: when not in check mode

@@ -48,8 +48,10 @@ GROUPS = (
     Group("incident-cu13", ("nvidia-cudnn-cu13==9.24.0.43", "nvidia-cusparselt-cu13==0.8.1", "nvidia-nccl-cu13==2.30.7",
                             "nvidia-nvshmem-cu13==3.4.5"), int(1.5 * GB), "the four CUDA 13 wheels of the incident"),
     Group("torch-2.14.1-cu13", ("torch==2.14.1",), int(2.0 * GB), "torch 2.14.1 with its CUDA 13 stack"),
+    Group("sglang-kernel-0.4.10", ("sglang-kernel==0.4.10",), int(0.4 * GB),
+          "the consumer the incident's SGLang install brought (it requires torch 2.14.1): the guard refuses it"),
 )
-APPROX_TOTAL_GB = 7.6
+APPROX_TOTAL_GB = 8.0
 
 
 def enabled() -> bool:

@@ -1,20 +1,23 @@
 """Acceptance on real torch wheels: every incident state diagnosed and repaired, the way the stand-ins are.
 
-Opt-in (about 7.6 GB of wheels, cached): ``make acceptance``, or CUDA_VENV_ACCEPTANCE=1 with pytest.
+Opt-in (about 8.0 GB of wheels, cached): ``make acceptance``, or CUDA_VENV_ACCEPTANCE=1 with pytest.
 The findings expected here are exactly those of tests/scenarios/test_facts_scenarios.py on the stand-ins.
 """
 
 import json
+import os
+import subprocess
 
 import pytest
 
-from acceptance_fetch import enabled, wheelhouse
+from acceptance_fetch import cache_root, enabled, wheelhouse
 from acceptance_table import summarize_findings
-from acceptance_venvs import CONTAMINANTS, CUDNN, SCENARIOS, distributions, probe_torch, record_mismatches, scenario, site_packages
+from acceptance_venvs import (
+    CONTAMINANTS, CUDNN, SCENARIOS, distributions, probe_torch, record_mismatches, scenario, site_packages, uv_executable)
 
 from tests.scenarios.scenario_tools import codes, subjects, system_provides
 
-pytestmark = pytest.mark.skipif(not enabled(), reason="opt-in: real torch wheels (about 7.6 GB); run `make acceptance`")
+pytestmark = pytest.mark.skipif(not enabled(), reason="opt-in: real torch wheels (about 8.0 GB); run `make acceptance`")
 
 # (scenario, test) -> what the engine gets wrong on real wheels: xfail(strict=True) until the engine is fixed.
 KNOWN_DISCREPANCIES = {}
@@ -278,3 +281,32 @@ def test_install_of_the_cu13_cudnn_into_the_cu12_venv_is_refused(real):
         assert result["batches"] == [] and result["changed"] is False
         assert tree_metadata(real.venv) == before
     assert "nvidia-cudnn-cu13" not in distributions(real.venv)
+
+
+@pytest.mark.parametrize("real", ["healthy-cu12"], indirect=True)
+def test_guarded_venv_refuses_the_real_sglang_kernel_through_pip_and_activated_uv(real):
+    """The incident's cause, tried again on the guarded venv: the installers refuse it themselves, nothing changed."""
+    args = {"path": str(real.venv), "find_links": [str(wheelhouse())], "no_index": True, "backend": "pip", "guard": True}
+    rc, result, output, _seconds = real.module("guard", "cuda_venv_repair", args)
+    assert rc == 0 and result["changed"] is True, output[-6000:]
+    guard = result["guard"]
+    assert guard["active"] is True and guard["constraints"][0] == "torch==2.9.1", json.dumps(guard)[:3000]
+    assert "nvidia-cudnn-cu12==9.10.2.21" in guard["constraints"] and "nvidia-cudnn-cu13<0" in guard["constraints"]
+    before = tree_metadata(real.venv)
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("PIP_", "UV_", "PYTHON", "VIRTUAL_ENV"))}
+    env["UV_CACHE_DIR"] = str(cache_root() / "uv")
+    sources = ["--no-index", "--find-links", str(wheelhouse())]
+    pip = subprocess.run([str(real.venv / "bin" / "python"), "-m", "pip", "install"] + sources + ["sglang-kernel==0.4.10"],
+                         env=env, capture_output=True, text=True, timeout=1800, check=False)
+    assert pip.returncode == 1 and "ResolutionImpossible" in pip.stderr, (pip.stdout + pip.stderr)[-6000:]
+    assert "The user requested (constraint) torch==2.9.1" in pip.stdout + pip.stderr, (pip.stdout + pip.stderr)[-6000:]
+    assert tree_metadata(real.venv) == before
+    uv = subprocess.run(["bash", "-c", 'source "$1/bin/activate" && "$2" pip install "${@:3}" sglang-kernel==0.4.10',
+                         "bash", str(real.venv), uv_executable()] + sources,
+                        env=env, capture_output=True, text=True, timeout=1800, check=False)
+    assert uv.returncode == 1 and "torch==2.14.1 and torch==2.9.1" in uv.stderr, (uv.stdout + uv.stderr)[-6000:]
+    lock = real.venv / ".lock"  # uv's lock file in the root of any environment it installs into (FACTS.md section 8)
+    if ".lock" not in before and lock.exists():
+        lock.unlink()
+    assert tree_metadata(real.venv) == before
+    assert "sglang-kernel" not in distributions(real.venv)

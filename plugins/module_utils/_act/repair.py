@@ -20,6 +20,8 @@ from typing import Callable, Optional, Sequence, Tuple
 
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._act import outcome, swap_run
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._act.batches import Run, guarded, run_rounds
+from ansible_collections.gpuops.cuda_venv.plugins.module_utils._act.venv_guard import (
+    GuardOptions, lift_uv_config, put_back_uv_config, settle_guard, with_guard)
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._act.health import PYCACHE_DIR, Pending, baseline, probe_pycache
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._act.journal import Journal
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._act.outcome import RepairFailed, diff_side, file_state, inventory
@@ -51,6 +53,7 @@ class RepairOptions:
     strategy: str = IN_PLACE  # auto | swap | in_place (the module's default is auto; see swap_run.py)
     keep_previous: int = 1
     swap_back: bool = False
+    guard: GuardOptions = GuardOptions()  # the venv's install guard, settled when the venv ends healthy (_act/venv_guard.py)
 
 
 def repair(options: RepairOptions, make_backend: Callable[[Observations], Backend], runner: Runner, secrets: Sequence[str] = ()) -> dict:
@@ -92,9 +95,20 @@ def _converge(run, root: str, state_dir: str, static: FactsOptions) -> dict:
     plan = guarded(run, before, make_plan(before, findings, options.desired), state_dir,
                    lambda checked: outcome.result(options, before, before, checked, run, recovered))
     if plan.empty:
-        result = outcome.result(options, before, before, plan, run, recovered, changed=bool(recovered), findings=findings)
+        change, before = settle_guard(options, before, root, root, findings)
+        result = outcome.result(options, before, before, plan, run, recovered, changed=bool(recovered) or change.changed)
         result.update(strategy=None, strategy_reason="nothing to repair")
-        return result
+        return with_guard(result, change, before, options.diff)
+    lifted = lift_uv_config(root)  # the repair's own uv runs are not held by its guard
+    try:
+        return _run_plan(run, root, state_dir, before, plan, recovered)
+    except BaseException:
+        put_back_uv_config(lifted)
+        raise
+
+
+def _run_plan(run, root, state_dir, before, plan, recovered) -> dict:
+    options, runner = run.options, run.runner
     if run.backend is None:  # resolve the installer before any batch: an unusable one changes nothing
         raise RepairFailed("no installer backend", outcome.result(options, before, before, plan, run, recovered))
     if options.batch and options.batch > len(plan.batches):
@@ -118,8 +132,11 @@ def _converge(run, root: str, state_dir: str, static: FactsOptions) -> dict:
     journal.append("done")
     journal.reset()
     after = without_probe(current)  # nothing changed since the last batch's observation
+    change, current = settle_guard(options, current, root, root, diagnose(current))
+    after = dataclasses.replace(after, guard=current.guard)
     result = outcome.result(options, before, after, plan_seen, run, recovered, probe_obs=current)
     result.update(strategy=strategy.used, strategy_reason=strategy.reason)
+    with_guard(result, change, current, options.diff)
     if run.unfixable:
         result["plan"]["unfixable"] = list(result["plan"]["unfixable"]) + run.unfixable
         raise RepairFailed("; ".join(run.unfixable) + ("" if options.batch else "; the other batches ran"), result)
@@ -155,4 +172,7 @@ def _check_result(options, obs, root, run) -> dict:
         result["diff"] = {"before": diff_side(inventory(obs), file_state(obs)),
                           "after": diff_side(predicted_inventory(inventory(obs), plan),
                                              {"damaged": {}, "conflicts": []} if not plan.empty else file_state(obs))}
-    return result
+    # The guard's files as a run would leave them; with a plan, from the venv as found (its constraints may move).
+    change, _obs = settle_guard(options, obs, root, root, findings if plan.empty else [], check_mode=True)
+    result["changed"] = result["changed"] or change.changed
+    return with_guard(result, change, obs, options.diff)

@@ -13,6 +13,7 @@ from __future__ import annotations
 import re
 from typing import List
 
+from ansible_collections.gpuops.cuda_venv.plugins.module_utils._act.venv_guard import GuardOptions
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._act.repair import RepairOptions, repair
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._act.swap import finish_missing_root
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._core.errors import CudaVenvError
@@ -48,6 +49,8 @@ def request_problems(params: dict) -> List[str]:
     for name in params["remove"] + [params["anchor"]]:
         if not _NAME.match(name):
             problems.append("invalid distribution name %r: letters, digits, '.', '_' and '-' only" % name)
+    if params["guard_uv_config"] != "none" and not params["guard"]:
+        problems.append("guard_uv_config=%s needs guard=true" % params["guard_uv_config"])
     for text in params["packages"]:
         try:
             parse_requirement(text)
@@ -89,7 +92,8 @@ def repair_from_params(params: dict, runner: Runner, check_mode: bool = False, d
             probe=params["probe"], probe_command=tuple(params["probe_command"]), batch=params["batch"],
             lock_timeout=params["lock_timeout"], check_mode=check_mode, diff=diff,
             install_check=InstallCheck(sources, tuple(params["packages"]), params["with_dependencies"]),
-            strategy=params["strategy"], keep_previous=params["keep_previous"], swap_back=params["swap_back"])
+            strategy=params["strategy"], keep_previous=params["keep_previous"], swap_back=params["swap_back"],
+            guard=GuardOptions(enabled=params["guard"], uv_config=params["guard_uv_config"]))
         return repair(options, make_backend, runner, secrets)
     except CudaVenvError as exc:
         raise CudaVenvError(redact(str(exc), secrets), exc.result) from None

@@ -20,6 +20,7 @@ from concurrent.futures import ThreadPoolExecutor
 
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._act import outcome
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._act.batches import run_rounds
+from ansible_collections.gpuops.cuda_venv.plugins.module_utils._act.venv_guard import settle_guard, with_guard
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._act.health import PYCACHE_DIR, Pending, baseline
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._act.journal import Journal
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._act.outcome import RepairFailed, verify_touched
@@ -34,7 +35,9 @@ from ansible_collections.gpuops.cuda_venv.plugins.module_utils._core.durable imp
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._core.errors import CudaVenvError
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._core.names import canonical_name
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._core.runner import Runner
+from ansible_collections.gpuops.cuda_venv.plugins.module_utils._decide.diagnose import diagnose
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._decide.plan import Plan
+from ansible_collections.gpuops.cuda_venv.plugins.module_utils._read.guard_state import read_guard
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._read.observe import observe, without_probe
 
 # Inodes beyond the copy's directories and the files the plan writes: the state dirs, journals, temporary names.
@@ -224,11 +227,19 @@ def _converge_on_copy(run, flow, before, plan, recovered, strategy) -> dict:
         raise failed(after, problem + "; the copy was discarded and the venv was not changed")
     flow.journal.append("swap", step="verified")
     crash_point("swap.verified")
+    try:  # the copy is guarded before it becomes the venv, its files naming the venv's path
+        change, _same = settle_guard(options, current, flow.copy, root, diagnose(current))
+    except (CudaVenvError, OSError) as exc:
+        flow.abandon("guard failed")
+        raise failed(after, "cannot guard the repaired copy: %s; the copy was discarded and the venv was not changed"
+                     % exc) from exc
     kept, method = _exchange(flow, options.keep_previous)
+    guard = read_guard(os.path.join(root, STATE_DIR))
+    after, current = dataclasses.replace(after, guard=guard), dataclasses.replace(current, guard=guard)
     result = outcome.result(options, before, after, plan_seen, run, recovered, probe_obs=current, verified=verified)
     result.update(strategy=strategy.used, strategy_reason=strategy.reason, previous=kept, exchange=method,
                   rewritten=flow.rewritten)
-    return rebase(result, flow.copy, root)
+    return rebase(with_guard(result, change, current, options.diff), flow.copy, root)
 
 
 def plan_on_copy(plan: Plan, root: str, copy: str) -> Plan:

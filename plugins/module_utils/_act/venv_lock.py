@@ -24,8 +24,8 @@ from typing import Callable, Optional
 
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._core.durable import make_dirs
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._core.errors import CudaVenvError
+from ansible_collections.gpuops.cuda_venv.plugins.module_utils._read.venv_layout import STATE_DIR
 
-STATE_DIR = ".cuda_venv"  # the venv's own state: its lock, journal, snapshots
 LOCK_NAME = "lock"
 STATE_DIR_MODE = 0o700
 

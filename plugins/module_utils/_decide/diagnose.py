@@ -18,6 +18,7 @@ from typing import Dict, List, Optional
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._core import cuda_knowledge as cuda
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._decide import findings as F
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._decide.findings import Finding
+from ansible_collections.gpuops.cuda_venv.plugins.module_utils._decide.guard import guard_findings
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._read.gpu import (
     COMPATIBLE, MINOR_BEHIND, GpuError, driver_compatibility, minimum_driver_for)
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._decide.scope import cuda_scope
@@ -481,7 +482,7 @@ def invalid_elves(obs) -> List[Finding]:
 RULES = (python_unusable, anchor_missing, dist_info_invalid, record_outside_venv, missing_files, modified_files,
          ownership_conflicts, duplicates, mixed_majors, requirement_problems, unresolved_sonames, system_fallbacks,
          import_failed, runtime_mismatch, unrequired_cuda, driver_too_old, invalid_elves, venv_moved,
-         script_interpreter_missing, shadowed_sonames)
+         script_interpreter_missing, shadowed_sonames, guard_findings)
 
 
 # --- helpers -------------------------------------------------------------------------------------------------

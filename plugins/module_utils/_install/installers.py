@@ -11,18 +11,23 @@ name from the user's wheel sources, never by file path: a path install leaves
 ``direct_url.json`` and ``pip freeze`` then shows ``name @ file://...``.
 
 What stays in force from the user:
-- pip: pip.conf and ``PIP_*`` variables (proxies, certs, extra find-links,
-  constraints). ``--isolated`` is not passed on purpose. The interpreter runs
+- pip: pip.conf and ``PIP_*`` variables (proxies, certs, extra find-links).
+  ``--isolated`` is not passed on purpose: it would drop the user's index
+  settings too. Constraints are not: ``PIP_CONSTRAINT=/dev/null`` overrides the
+  ``constraint`` of every pip.conf (the venv's guard included, see
+  _act/venv_guard.py), the other keys staying in force (FACTS.md section 8). The interpreter runs
   with ``-I`` so that the working directory and ``PYTHON*`` variables cannot
   shadow pip's own modules.
 - uv: ignores pip.conf; ``UV_*`` variables and uv.toml (user, system, and
   ``pyproject.toml``/``uv.toml`` found from the working directory up) apply
   instead, including uv's index strategy (first index that has a name wins).
-  Needs uv >= 0.4.23 (``--default-index``/``--index``).
+  Needs uv >= 0.4.23 (``--default-index``/``--index``). ``UV_CONSTRAINT`` (the
+  guard's activate scripts export it) is dropped.
 
 The environment of installer processes is the caller's (so proxies and certs
-work) with a pinned locale and ``PIP_NO_INPUT=1``, minus ``PYTHONPATH``,
-``PYTHONHOME`` and the variables that move pip's target out of the venv.
+work) with a pinned locale, ``PIP_NO_INPUT=1`` and ``PIP_CONSTRAINT=/dev/null``, minus
+``PYTHONPATH``, ``PYTHONHOME``, ``UV_CONSTRAINT`` and the variables that move
+pip's target out of the venv.
 """
 
 from __future__ import annotations
@@ -42,8 +47,9 @@ from ansible_collections.gpuops.cuda_venv.plugins.module_utils._core.runner impo
 BACKEND_KINDS = ("auto", "pip", "uv")
 
 # Dropped from the caller's environment: the first two change what the
-# interpreter imports; the rest install somewhere other than the venv.
-DROPPED_ENV = ("PYTHONPATH", "PYTHONHOME", "PIP_TARGET", "PIP_PREFIX", "PIP_ROOT", "PIP_USER")
+# interpreter imports; the next four install somewhere other than the venv;
+# the last holds the repair's own installs to the venv's guard.
+DROPPED_ENV = ("PYTHONPATH", "PYTHONHOME", "PIP_TARGET", "PIP_PREFIX", "PIP_ROOT", "PIP_USER", "UV_CONSTRAINT")
 
 _NAME = re.compile(r"\s*(%s)" % DISTRIBUTION_NAME)
 _ARCHIVE_SUFFIXES = (".whl", ".zip", ".tar.gz", ".tgz", ".tar.bz2")
@@ -101,6 +107,7 @@ def installer_env(environ: Optional[Mapping[str, str]] = None) -> dict:
     env = {k: v for k, v in base.items() if k not in DROPPED_ENV}
     env.update(C_LOCALE)
     env["PIP_NO_INPUT"] = "1"
+    env["PIP_CONSTRAINT"] = os.devnull  # the venv's guard (its pip.conf) does not hold the repair's own installs
     return env
 
 

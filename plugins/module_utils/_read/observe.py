@@ -25,6 +25,7 @@ from ansible_collections.gpuops.cuda_venv.plugins.module_utils._read.distributio
     Distribution, entry_location, locate_entries, read_distributions)
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._read.elf import ElfError, ElfInfo, read_elf
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._read.gpu import gpu_facts
+from ansible_collections.gpuops.cuda_venv.plugins.module_utils._read.guard_state import GuardState, read_guard
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._read.loader import (
     LoaderConfig, LoadResult, Resolution, build_config, resolve_object, simulate_load)
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._read.probe import (
@@ -36,7 +37,7 @@ from ansible_collections.gpuops.cuda_venv.plugins.module_utils._read.requirement
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._core.runner import Runner, clean_env
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._read.scripts import ScriptCheck, check_scripts
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._read.shadowing import Shadowed, find_shadowed
-from ansible_collections.gpuops.cuda_venv.plugins.module_utils._read.venv_layout import VenvLayout, read_layout, real_path
+from ansible_collections.gpuops.cuda_venv.plugins.module_utils._read.venv_layout import STATE_DIR, VenvLayout, read_layout, real_path
 
 
 @dataclass(frozen=True)
@@ -94,6 +95,7 @@ class Observations:
     shadowed: Dict[str, Shadowed] = field(default_factory=dict)  # sonames the venv has that LD_LIBRARY_PATH takes over
     digests: Dict[tuple, str] = field(default_factory=dict, repr=False)  # (path, algorithm) -> hashed
     static_conflicts: Optional[List[Conflict]] = field(default=None, repr=False)  # before the probe's say
+    guard: Optional[GuardState] = None  # the install guard as found (_read/guard_state.py)
 
     def owners_of(self, path: str) -> List[Distribution]:
         """Distributions whose RECORD lists ``path`` (compared by real path)."""
@@ -156,7 +158,8 @@ def _read_disk(options, layout, interpreter, site_packages, dists, module, loade
         site_packages=site_packages, distributions=dists, file_states=file_states, conflicts=conflicts,
         majors=majors, objects=objects, unsafe_entries=unsafe, loader=loader, entry_points=entry_points,
         preloaded=preloaded, import_graph=import_graph, other_resolutions=other, requirements=requirements,
-        probe=None, gpu=gpu, owner_index=owner_index, digests=digests, scripts=scripts, shadowed=shadowed)
+        probe=None, gpu=gpu, owner_index=owner_index, digests=digests, scripts=scripts, shadowed=shadowed,
+        guard=read_guard(os.path.join(layout.root, STATE_DIR)))
 
 
 def each_resolution(import_graph, other):

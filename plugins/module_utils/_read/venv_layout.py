@@ -20,6 +20,7 @@ from typing import Optional
 
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._core.errors import CudaVenvError
 
+STATE_DIR = ".cuda_venv"  # the venv's own state (lock, journal, snapshots, guard), written by the repair
 # pyvenv.cfg is a few hundred bytes; anything much larger is not one.
 _CFG_LIMIT = 64 * 1024
 _VERSION = re.compile(r"^(\d+\.\d+(?:\.\d+)?)")

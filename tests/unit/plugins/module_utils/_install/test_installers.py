@@ -39,9 +39,11 @@ PY = "/venv/bin/python"
 UV = "/opt/uv/bin/uv"
 PIP = [PY, "-I", "-m", "pip"]
 BASE_ENV = {"PATH": "/usr/bin", "HOME": "/home/u", "HTTPS_PROXY": "http://proxy:3128", "PIP_CERT": "/etc/ca.pem",
-            "PYTHONPATH": "/evil", "PYTHONHOME": "/evil", "PIP_TARGET": "/elsewhere", "UV_INDEX_STRATEGY": "first-index"}
+            "PYTHONPATH": "/evil", "PYTHONHOME": "/evil", "PIP_TARGET": "/elsewhere", "UV_INDEX_STRATEGY": "first-index",
+            "PIP_CONSTRAINT": "/home/u/mine.txt", "UV_CONSTRAINT": "/venv/.cuda_venv/guard/constraints.txt"}
 EXPECTED_ENV = {"PATH": "/usr/bin", "HOME": "/home/u", "HTTPS_PROXY": "http://proxy:3128", "PIP_CERT": "/etc/ca.pem",
-                "UV_INDEX_STRATEGY": "first-index", "LC_ALL": "C.UTF-8", "LANG": "C.UTF-8", "PIP_NO_INPUT": "1"}
+                "UV_INDEX_STRATEGY": "first-index", "LC_ALL": "C.UTF-8", "LANG": "C.UTF-8", "PIP_NO_INPUT": "1",
+                "PIP_CONSTRAINT": "/dev/null"}  # the venv's guard does not hold the repair's own installs
 
 NO_INDEX = WheelSources(find_links=("/wh", "https://h/links.html"), no_index=True)
 INDEXES = WheelSources(index_url="https://mirror/simple", extra_index_urls=("https://e1/simple", "https://e2/simple"))
@@ -84,7 +86,8 @@ def test_wheel_sources_secrets():
 
 def test_installer_env_keeps_user_settings_and_drops_python_and_target_variables():
     assert installer_env(BASE_ENV) == EXPECTED_ENV
-    assert set(DROPPED_ENV) == {"PYTHONPATH", "PYTHONHOME", "PIP_TARGET", "PIP_PREFIX", "PIP_ROOT", "PIP_USER"}
+    assert set(DROPPED_ENV) == {"PYTHONPATH", "PYTHONHOME", "PIP_TARGET", "PIP_PREFIX", "PIP_ROOT", "PIP_USER",
+                                "UV_CONSTRAINT"}
 
 
 @pytest.mark.parametrize("requirement, name", [
