@@ -25,6 +25,7 @@ from ansible_collections.gpuops.cuda_venv.plugins.module_utils._read.distributio
     Distribution, entry_location, locate_entries, read_distributions)
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._read.elf import ElfError, ElfInfo, read_elf
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._read.gpu import gpu_facts
+from ansible_collections.gpuops.cuda_venv.plugins.module_utils._read.history import InstallStamp, read_stamps
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._read.loader import (
     LoaderConfig, LoadResult, Resolution, build_config, resolve_object, simulate_load)
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._read.probe import (
@@ -91,6 +92,7 @@ class Observations:
     scripts: Optional[ScriptCheck] = None  # console scripts relocated or pointing at a missing interpreter
     digests: Dict[tuple, str] = field(default_factory=dict, repr=False)  # (path, algorithm) -> hashed
     static_conflicts: Optional[List[Conflict]] = field(default=None, repr=False)  # before the probe's say
+    stamps: Dict[str, InstallStamp] = field(default_factory=dict)  # dist_info -> when it was installed
 
     def owners_of(self, path: str) -> List[Distribution]:
         """Distributions whose RECORD lists ``path`` (compared by real path)."""
@@ -152,7 +154,7 @@ def _read_disk(options, layout, interpreter, site_packages, dists, module, loade
         site_packages=site_packages, distributions=dists, file_states=file_states, conflicts=conflicts,
         majors=majors, objects=objects, unsafe_entries=unsafe, loader=loader, entry_points=entry_points,
         preloaded=preloaded, import_graph=import_graph, other_resolutions=other, requirements=requirements,
-        probe=None, gpu=gpu, owner_index=owner_index, digests=digests, scripts=scripts)
+        probe=None, gpu=gpu, owner_index=owner_index, digests=digests, scripts=scripts, stamps=read_stamps(dists))
 
 
 def add_probe(obs: Observations, probe: ProbeResult) -> Observations:
