@@ -86,70 +86,77 @@ def _edges(obs) -> list:
 def _finding(obs, history, transaction, dists, edges) -> Finding:
     by_key = {d.key: d for d in obs.distributions}
     when = _when(transaction)
-    labels = [d.label for d in dists]
-    roots = _roots(dists, edges, by_key, history)
     details = {"transaction": transaction.number, "time": when, "installer": transaction.installer,
-               "contaminants": labels, "roots": [], "replaced_later": [], "unsatisfied": []}
-    head = "%d contaminant(s) (%s) were installed by %s %s (transaction %d)" % (
-        len(dists), _examples(labels), transaction.installer, _at(when), transaction.number)
+               "contaminants": [d.label for d in dists], "roots": [], "residue": [], "replaced_later": [],
+               "unsatisfied": []}
+    message = "%d contaminant(s) (%s) were installed by %s %s (transaction %d)" % (
+        len(dists), _examples([d.label for d in dists]), transaction.installer, _at(when), transaction.number)
     if transaction.time is None:
-        head += ", whose time is unknown (%s)" % transaction.reason
-    if roots:
-        parts = []
+        message += ", whose time is unknown (%s)" % transaction.reason
+    reached: Dict[str, list] = {}  # root key -> [(contaminant, chain)]
+    residue = []
+    for dist in dists:
+        roots = _roots(dist, edges, by_key, history)
         for root, chain in roots:
-            root_tx = transaction_of(history, root)
-            details["roots"].append({"distribution": root.label, "requested": _how(root, root_tx) == "requested",
-                                     "installer": root_tx.installer if root_tx else root.installer,
-                                     "time": _when(root_tx) if root_tx else UNKNOWN,
-                                     "transaction": root_tx.number if root_tx else None, "chain": chain})
-            parts.append("%s, %s with %s %s%s" % (
-                root.label, _how(root, root_tx), root_tx.installer if root_tx else root.installer,
-                _at(_when(root_tx)) if root_tx else "at an unknown time",
-                ", requires %s" % " -> ".join(chain) if chain else " (asked for by name)"))
-        message = "%s. Their root: %s." % (head, "; ".join(parts))
-    else:
+            reached.setdefault(root.key, []).append((dist, chain))
+        if not roots:
+            residue.append(dist)
+    for key, items in sorted(reached.items()):
+        root = by_key[key]
+        root_tx = transaction_of(history, root)
+        how, installer, at = _how(root, root_tx), root_tx.installer if root_tx else UNKNOWN, _at(_when(root_tx))
+        chain = max((c for _d, c in items), key=len)
+        details["roots"].append({"distribution": root.label, "requested": how == "requested", "installer": installer,
+                                 "time": _when(root_tx), "transaction": root_tx.number if root_tx else None,
+                                 "reaches": [d.label for d, _c in items], "chain": chain})
+        if chain:
+            message += ". %s: their root is %s, %s with %s %s, which requires %s" % (
+                _examples([d.label for d, _c in items]), root.label, how, installer, at, " -> ".join(chain))
+        else:
+            message += ". %s: %s with %s %s, asked for by name" % (root.label, how, installer, at)
+    if residue:
         later = _replaced_later(obs, history, transaction)
-        asks = _unsatisfied(edges, by_key, history)
+        asks = _unsatisfied(edges, by_key)
+        details["residue"] = [d.label for d in residue]
         details["replaced_later"] = [{"distribution": d.label, "time": _when(t), "transaction": t.number} for d, t in later]
         details["unsatisfied"] = [{"distribution": d.label, "requirement": e.requirement, "installed": e.installed}
                                   for d, e in asks]
-        message = "%s, and nothing installed today requires them: the residue of an install that was undone" % head
+        message += ". %s: nothing installed today requires them: the residue of an install that was undone" % (
+            "The other %d (%s)" % (len(residue), _examples([d.label for d in residue])) if reached else "They")
         if later:
             message += "; distributions that were gone or replaced later: %s" % ", ".join(
                 "%s reinstalled %s" % (d.label, _at(_when(t))) for d, t in later[:_EXAMPLES])
         for dist, edge in asks[:_EXAMPLES]:
             tx = transaction_of(history, dist)
             message += "; %s, %s with %s %s, requires %s (installed: %s %s)" % (
-                dist.label, _how(dist, tx), tx.installer if tx else dist.installer,
-                _at(_when(tx)) if tx else "at an unknown time", edge.requirement, edge.name, edge.installed)
-        message += "."
-    return Finding(F.CONTAMINATION_SOURCE, F.WARNING, "transaction %d" % transaction.number, message,
+                dist.label, _how(dist, tx), tx.installer if tx else UNKNOWN, _at(_when(tx)), edge.requirement,
+                edge.name, edge.installed)
+    return Finding(F.CONTAMINATION_SOURCE, F.WARNING, "transaction %d" % transaction.number, message + ".",
                    "Remove them if no workload of this venv needs them (cuda_venv_repair with prune: cuda), and "
-                   "keep the root from pulling them in again (a constraint on %s)." % obs.options.anchor, details)
+                   "keep their root from pulling them in again (a constraint on %s)." % obs.options.anchor, details)
 
 
-def _roots(dists, edges, by_key, history) -> List[tuple]:
+def _roots(dist, edges, by_key, history) -> List[tuple]:
     """(root, chain of requirements) for each distribution required by nothing installed whose requirements reach
-    ``dists``. A CUDA library does not pull itself in: a root is asked for by name (REQUESTED, where its installer
+    ``dist``. A CUDA library does not pull itself in: a root is asked for by name (REQUESTED, where its installer
     marks only what was asked for) or is no CUDA library (a consumer, an application)."""
     required_by: Dict[str, list] = {}
     for edge in edges:
         required_by.setdefault(edge.name, []).append(edge)
     roots: Dict[str, tuple] = {}
-    for dist in dists:
-        queue, seen = deque([(dist.key, [])]), {dist.key}
-        while queue:
-            key, chain = queue.popleft()
-            node = by_key.get(key)
-            if not required_by.get(key):
-                if node is not None and key not in roots and _can_be_root(node, chain, history):
-                    roots[key] = (node, chain)
-                continue
-            for edge in required_by[key]:
-                parent = edge.required_by.split("[", 1)[0]
-                if parent not in seen:
-                    seen.add(parent)
-                    queue.append((parent, [edge.requirement.split(";", 1)[0].strip()] + chain))
+    queue, seen = deque([(dist.key, [])]), {dist.key}
+    while queue:
+        key, chain = queue.popleft()
+        node = by_key.get(key)
+        if not required_by.get(key):
+            if node is not None and key not in roots and _can_be_root(node, chain, history):
+                roots[key] = (node, chain)
+            continue
+        for edge in required_by[key]:
+            parent = edge.required_by.split("[", 1)[0]
+            if parent not in seen:
+                seen.add(parent)
+                queue.append((parent, [edge.requirement.split(";", 1)[0].strip()] + chain))
     return list(roots.values())
 
 
@@ -180,7 +187,7 @@ def _replaced_later(obs, history, transaction) -> List[tuple]:
     return sorted(later, key=lambda item: (item[0].key != obs.options.anchor, item[1].number, item[0].key))
 
 
-def _unsatisfied(edges, by_key, history) -> List[tuple]:
+def _unsatisfied(edges, by_key) -> List[tuple]:
     """(dist, edge): a requirement of a requested distribution that what is installed does not satisfy."""
     found = []
     for edge in edges:
