@@ -15,16 +15,20 @@ Never reads an index.
 
 from __future__ import annotations
 
+import re
 from collections import deque
+from dataclasses import replace
 from typing import Dict, List
 
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._core import cuda_knowledge as cuda
+from ansible_collections.gpuops.cuda_venv.plugins.module_utils._core.names import canonical_name
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._decide import findings as F
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._decide.findings import Finding
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._decide.history import UNKNOWN, history_of, transaction_of
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._read.requirements import closure, marker_env_fallback
 
 _EXAMPLES = 4
+_NAME = re.compile(r"\s*([A-Za-z0-9][A-Za-z0-9._-]*)")
 
 
 def unrequired_cuda_dists(obs) -> List[tuple]:
@@ -77,10 +81,18 @@ def contamination_source(obs) -> List[Finding]:
 
 
 def _edges(obs) -> list:
-    """Every requirement edge between installed distributions (markers evaluated for this venv)."""
+    """Every requirement edge between installed distributions (markers evaluated for this venv). Requirements
+    naming nothing installed are dropped before parsing: parsing is most of the cost."""
     marker_env = obs.interpreter.marker_env if obs.interpreter.ok else marker_env_fallback(obs.layout.version)
-    return [e for e in closure([d.name for d in obs.distributions], obs.distributions, marker_env)
-            if e.required_by and e.name]
+    installed = {d.key for d in obs.distributions}
+    dists = [replace(d, requires_dist=tuple(r for r in d.requires_dist if _named(r) in installed))
+             for d in obs.distributions]
+    return [e for e in closure([d.name for d in dists], dists, marker_env) if e.required_by and e.name]
+
+
+def _named(requirement: str) -> str:
+    match = _NAME.match(requirement)
+    return canonical_name(match.group(1)) if match else ""
 
 
 def _finding(obs, history, transaction, dists, edges) -> Finding:

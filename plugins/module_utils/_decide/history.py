@@ -5,7 +5,7 @@
 
 Private to the gpuops.cuda_venv collection: not a public API.
 
-Pure: a function of the distributions and their install stamps (``_read/history.py``). The rule
+Pure: a function of the distributions and their install stamps (``_read/install_times.py``). The rule
 (docs/FINDINGS.md, CONTAMINATION_SOURCE):
 - one run writes its dist-info folders one after another; the gap before the next one is at most the time
   writing that distribution's bytes takes: ``GAP`` plus its RECORD size at ``RATE``. A longer gap starts a
@@ -23,7 +23,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import List, Optional
 
-from ansible_collections.gpuops.cuda_venv.plugins.module_utils._read.history import iso_time
+from ansible_collections.gpuops.cuda_venv.plugins.module_utils._read.install_times import iso_time
 
 GAP = 1.0  # seconds between two dist-info folders of one run, beyond the time their bytes take
 RATE = 10 * 1024 * 1024  # bytes per second a slow disk unpacks and byte-compiles

@@ -25,7 +25,7 @@ from ansible_collections.gpuops.cuda_venv.plugins.module_utils._read.distributio
     Distribution, entry_location, locate_entries, read_distributions)
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._read.elf import ElfError, ElfInfo, read_elf
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._read.gpu import gpu_facts
-from ansible_collections.gpuops.cuda_venv.plugins.module_utils._read.history import InstallStamp, read_stamps
+from ansible_collections.gpuops.cuda_venv.plugins.module_utils._read.install_times import InstallStamp, read_stamps
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._read.loader import (
     LoaderConfig, LoadResult, Resolution, build_config, resolve_object, simulate_load)
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._read.probe import (

@@ -10,7 +10,7 @@ from dataclasses import replace
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._decide.contamination import (
     contaminants, contamination_source, requested_is_selective)
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._decide.history import Transaction
-from ansible_collections.gpuops.cuda_venv.plugins.module_utils._read.history import InstallStamp
+from ansible_collections.gpuops.cuda_venv.plugins.module_utils._read.install_times import InstallStamp
 from ansible_collections.gpuops.cuda_venv.tests.unit.plugins.module_utils import observations as O
 from ansible_collections.gpuops.cuda_venv.tests.unit.plugins.module_utils.observations import dist
 

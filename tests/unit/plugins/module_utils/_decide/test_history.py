@@ -8,7 +8,7 @@ from __future__ import annotations
 from dataclasses import replace
 
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._decide.history import GAP, RATE, transactions
-from ansible_collections.gpuops.cuda_venv.plugins.module_utils._read.history import InstallStamp
+from ansible_collections.gpuops.cuda_venv.plugins.module_utils._read.install_times import InstallStamp
 from ansible_collections.gpuops.cuda_venv.tests.unit.plugins.module_utils.observations import dist
 
 T = 1780000000.125

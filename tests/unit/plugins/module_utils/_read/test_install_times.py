@@ -8,7 +8,7 @@ from __future__ import annotations
 import os
 
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._read.distributions import read_distributions
-from ansible_collections.gpuops.cuda_venv.plugins.module_utils._read.history import InstallStamp, iso_time, read_stamps
+from ansible_collections.gpuops.cuda_venv.plugins.module_utils._read.install_times import InstallStamp, iso_time, read_stamps
 from ansible_collections.gpuops.cuda_venv.tests.support.dist_helpers import make_dist
 
 T = 1780000000.25
