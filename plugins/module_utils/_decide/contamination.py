@@ -133,8 +133,9 @@ def _finding(obs, history, transaction, dists, edges) -> Finding:
         details["replaced_later"] = [{"distribution": d.label, "time": _when(t), "transaction": t.number} for d, t in later]
         details["unsatisfied"] = [{"distribution": d.label, "requirement": e.requirement, "installed": e.installed}
                                   for d, e in asks]
-        message += ". %s: nothing installed today requires them: the residue of an install that was undone" % (
-            "The other %d (%s)" % (len(residue), _examples([d.label for d in residue])) if reached else "They")
+        message += (". The other %d (%s): nothing installed today requires them" % (
+            len(residue), _examples([d.label for d in residue])) if reached else ". Nothing installed today requires them")
+        message += ": the residue of an install that was undone"
         if later:
             message += "; distributions that were gone or replaced later: %s" % ", ".join(
                 "%s reinstalled %s" % (d.label, _at(_when(t))) for d, t in later[:_EXAMPLES])

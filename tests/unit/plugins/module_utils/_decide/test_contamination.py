@@ -70,7 +70,8 @@ def test_where_every_member_is_requested_requested_says_nothing_and_a_cuda_libra
                      {"nvidia-cublas": (30, "uv"), "nvidia-nvtx": (30, "uv")}, requested={"nvidia-cublas", "nvidia-nvtx"})
     [finding] = contamination_source(obs)
     assert finding.details["roots"] == [] and finding.details["installer"] == "uv"
-    assert "They: nothing installed today requires them" in finding.message
+    assert finding.message.endswith("(transaction 2). Nothing installed today requires them: the residue of an install "
+                                    "that was undone.")
     assert requested_is_selective(Transaction(1, T, T, "uv", tuple(obs.distributions[:1]))) is True
 
 
