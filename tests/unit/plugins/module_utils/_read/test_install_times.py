@@ -28,8 +28,9 @@ def test_installer_mtime_is_the_install_time_and_a_later_record_rewrite_does_not
     at(os.path.join(folder, "INSTALLER"), T)
     at(os.path.join(folder, "RECORD"), T + 86400 - 3600)  # a repair's RECORD trim, a day later
     at(os.path.join(folder, "METADATA"), T - 86400 * 30)  # uv: the cache's time
-    size = sum(os.path.getsize(os.path.join(str(tmp_path), p)) for p in ("torch/__init__.py", os.path.basename(folder) + "/METADATA",
-                                                                        os.path.basename(folder) + "/INSTALLER"))
+    name = os.path.basename(folder)
+    size = sum(os.path.getsize(os.path.join(str(tmp_path), p))
+               for p in ("torch/__init__.py", name + "/METADATA", name + "/INSTALLER"))
     assert stamps(tmp_path) == {"torch-2.9.1.dist-info": InstallStamp(T, "INSTALLER mtime", None, size)}
 
 
