@@ -244,6 +244,9 @@ def _history(facts: dict, graph_id: str) -> str:
         source = sources.get(number)
         bad = set((source or {}).get("details", {}).get("contaminants") or [])
         requested = set(transaction.get("requested") or [])
+        members = transaction.get("distributions") or []
+        if len(members) > 1 and requested >= set(members):
+            requested = set()  # uv writes REQUESTED into every dist-info: it says nothing here
         wheels = []
         for label in transaction.get("distributions") or []:
             text = escape(str(label)) + (" <i>(requested)</i>" if label in requested else "")
