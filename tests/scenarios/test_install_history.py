@@ -8,6 +8,7 @@ commands are; runs closer than that merge (docs/FINDINGS.md).
 import os
 import shutil
 import subprocess
+import sys
 import time
 
 import pytest
@@ -121,7 +122,8 @@ def reverted(tmp_path_factory, wheels):
         create_uv_venv(venv)
         uv_install(venv, ["torch==2.9.1"], [cu12])
         pause()
-        subprocess.run([os.path.join(os.path.dirname(os.sys.executable), "python"), "-m", "pip", "--isolated",
+        # the uv venv holds no pip: pip from outside, pointed at it (pip --python), as users do
+        subprocess.run([sys.executable, "-m", "pip", "--isolated",
                         "--python", str(venv / "bin" / "python"), "install", "--quiet", "--no-index", "--find-links",
                         str(cu13), "--find-links", str(extras), "sglang-kernel==0.4.10"], check=True)
         pause()
