@@ -181,6 +181,23 @@ ansible_facts:
               longer holds, also finding C(GUARD_STALE)).
           type: dict
           returned: always
+        history:
+          description:
+            - The install transactions rebuilt from the dist-info folders, oldest first; those of unknown time last.
+            - Each has C(number), C(time) (ISO 8601 UTC, or C(unknown) with a C(reason)), C(installer),
+              C(distributions) and C(requested) (C(NAME VERSION) strings, REQUESTED marked ones) and C(duration).
+            - A distribution's time is its INSTALLER file's mtime; runs are told apart by gaps and installer changes
+              (docs/FINDINGS.md, CONTAMINATION_SOURCE).
+          type: list
+          elements: dict
+          returned: always
+          sample:
+            - number: 2
+              time: "2026-12-03T18:53:02.469Z"
+              installer: pip
+              distributions: ["sglang-kernel 0.3.21", "nvidia-cudnn-cu13 9.24.0.43"]
+              requested: ["sglang-kernel 0.3.21"]
+              duration: 0.021
         findings:
           description: Findings with C(code), C(severity), C(subject), C(message) and C(fix).
           type: list

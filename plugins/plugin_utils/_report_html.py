@@ -16,6 +16,7 @@ import re
 from html import escape
 from typing import Callable, Dict, List, Optional, Tuple
 
+from ansible_collections.gpuops.cuda_venv.plugins.plugin_utils._report_graph import build_graph
 from ansible_collections.gpuops.cuda_venv.plugins.plugin_utils._report_svg import BROKEN, major_colours
 
 # status -> CSS class of its badge
@@ -38,6 +39,7 @@ white-space:nowrap}
 .mismatch{color:#c92a2a;font-weight:bold}.muted{color:#868e96}
 .graph-wrap{overflow:auto;border:1px solid #dee2e6;max-height:85vh;background:#fff}
 .fit:checked~.graph-wrap svg.graph{max-width:100%;height:auto}.fit-label{font-size:12px;color:#495057}
+tr.contaminating td{background:#fff4e6}.contaminant{color:#c92a2a;font-weight:bold}
 .legend span{display:inline-block;margin-right:14px}.swatch{display:inline-block;width:14px;height:10px;
 border:1.5px solid;margin-right:4px;vertical-align:middle}
 """
@@ -209,6 +211,8 @@ def _venv_section(facts: dict, graph_id: str, draw_graph) -> str:
                  '</div></div>' % (escape(str(facts.get("anchor") or "the anchor")), _legend(), escape(graph_id), escape(graph_id),
                                    draw_graph(facts, graph_id, "import graph " + graph_id)))
     parts.append("<h3>Findings</h3>%s" % _findings(facts.get("findings") or []))
+    if facts.get("history"):
+        parts.append('<h3>Install history</h3>%s' % _history(facts, graph_id))
     conflicts = _real_conflicts(facts)
     harmless = len(facts.get("conflicts") or []) - len(conflicts)
     if conflicts:
@@ -221,6 +225,49 @@ def _venv_section(facts: dict, graph_id: str, draw_graph) -> str:
         parts.append('<p class="muted">%d more path(s) claimed by several wheels with identical bytes (such as the '
                      'empty nvidia/__init__.py): harmless.</p>' % harmless)
     return "".join(parts)
+
+
+def _history(facts: dict, graph_id: str) -> str:
+    """The transactions oldest first; those CONTAMINATION_SOURCE names marked, with its message, and their
+    contaminants linked to their wheel's first box in the graph (when the import reaches it)."""
+    sources: Dict[int, dict] = {}
+    for finding in facts.get("findings") or []:
+        details = finding.get("details") or {}
+        if finding.get("code") == "CONTAMINATION_SOURCE" and isinstance(details.get("transaction"), int):
+            sources[details["transaction"]] = finding
+    boxes: Dict[str, str] = {}
+    for node in build_graph(facts).nodes:
+        boxes.setdefault(node.group, "%s-%s" % (graph_id, node.id))
+    rows = []
+    for transaction in facts.get("history") or []:
+        number = transaction.get("number")
+        source = sources.get(number)
+        bad = set((source or {}).get("details", {}).get("contaminants") or [])
+        requested = set(transaction.get("requested") or [])
+        members = transaction.get("distributions") or []
+        if len(members) > 1 and requested >= set(members):
+            requested = set()  # uv writes REQUESTED into every dist-info: it says nothing here
+        wheels = []
+        for label in transaction.get("distributions") or []:
+            text = escape(str(label)) + (" <i>(requested)</i>" if label in requested else "")
+            css = ' class="contaminant"' if label in bad else ""
+            if label in boxes:
+                text = '<a href="#%s"%s>%s</a>' % (escape(boxes[label]), css, text)
+            elif css:
+                text = "<span%s>%s</span>" % (css, text)
+            wheels.append(text)
+        mark = ""
+        if source:
+            mark = '<br><span class="badge warn">contaminating</span> %s' % escape(str(source.get("message")))
+        elif transaction.get("reason"):
+            mark = '<br><span class="muted">time unknown: %s</span>' % escape(str(transaction["reason"]))
+        rows.append('<tr class="transaction%s" id="%s-t%s"><td>%s</td><td class="mono">%s</td><td>%s</td>'
+                    '<td>%s%s</td></tr>' % (
+                        " contaminating" if source else "", escape(graph_id), escape(str(number)), escape(str(number)),
+                        escape(str(transaction.get("time"))), escape(str(transaction.get("installer"))),
+                        ", ".join(wheels), mark))
+    return ('<table class="history"><tr><th>#</th><th>time (UTC)</th><th>installer</th><th>distributions</th></tr>%s'
+            '</table>' % "".join(rows))
 
 
 def _legend() -> str:

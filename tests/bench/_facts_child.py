@@ -4,22 +4,41 @@
 """A child process that runs the whole facts module's work once: gather_facts, then the JSON a module returns.
 
 Benchmark support for gpuops.cuda_venv: not part of the collection's API.
-``python -m tests.bench._facts_child VENV size|hash ANCHOR [noprobe]``; needs build/collections on PYTHONPATH.
+``python -m tests.bench._facts_child VENV size|hash ANCHOR [noprobe] [history-cost=FILE]``; needs build/collections
+on PYTHONPATH. ``history-cost=FILE``: append "SECONDS_IN_FACTS SECONDS_IN_THE_HISTORY_STEP" to FILE, the history step
+(the stamps' reading, the grouping, CONTAMINATION_SOURCE) timed again on the run's own observations.
 """
 
 from __future__ import annotations
 
 import json
 import sys
+import time
 
-from ansible_collections.gpuops.cuda_venv.plugins.module_utils._decide.facts_report import gather_facts
-from ansible_collections.gpuops.cuda_venv.plugins.module_utils._read.observe import FactsOptions
+from ansible_collections.gpuops.cuda_venv.plugins.module_utils._decide.contamination import contamination_source
+from ansible_collections.gpuops.cuda_venv.plugins.module_utils._decide.diagnose import diagnose
+from ansible_collections.gpuops.cuda_venv.plugins.module_utils._decide.facts_report import report
+from ansible_collections.gpuops.cuda_venv.plugins.module_utils._decide.history import history_of
+from ansible_collections.gpuops.cuda_venv.plugins.module_utils._read.install_times import read_stamps
+from ansible_collections.gpuops.cuda_venv.plugins.module_utils._read.observe import FactsOptions, observe
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._core.runner import SubprocessRunner
 
 
 def main(argv) -> int:
-    probe = argv[4:] != ["noprobe"]
-    facts = gather_facts(FactsOptions(path=argv[1], verify=argv[2], anchor=argv[3], probe=probe), SubprocessRunner())
+    probe = "noprobe" not in argv[4:]
+    cost_file = next((a.split("=", 1)[1] for a in argv[4:] if a.startswith("history-cost=")), None)
+    start = time.perf_counter()
+    # gather_facts, spelled out so that the run's observations can be timed again
+    obs = observe(FactsOptions(path=argv[1], verify=argv[2], anchor=argv[3], probe=probe), SubprocessRunner())
+    facts = report(obs, diagnose(obs))
+    total = time.perf_counter() - start
+    if cost_file:
+        start = time.perf_counter()
+        read_stamps(obs.distributions)
+        [t.as_dict() for t in history_of(obs)]
+        contamination_source(obs)
+        with open(cost_file, "a", encoding="utf-8") as handle:
+            handle.write("%.6f %.6f\n" % (total, time.perf_counter() - start))
     text = json.dumps({"ansible_facts": {"cuda_venv": facts}})
     print("%d distributions, %d bytes of facts: %s" % (len(facts["distributions"]), len(text), facts["summary"]))
     return 0

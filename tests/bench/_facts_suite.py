@@ -8,6 +8,7 @@ Benchmark support for gpuops.cuda_venv: not part of the collection's API.
 
 from __future__ import annotations
 
+import statistics
 from dataclasses import dataclass
 from pathlib import Path
 from typing import List, Optional, Tuple
@@ -20,6 +21,7 @@ from ._table import Goal, Table
 
 DEFAULT_GOAL = Goal(max_ratio=0.5)  # default facts in at most half the time of pip check
 HASH_GOAL = Goal(max_ratio=1.5)  # hash mode within 1.5x of the SHA-256 limit with every core
+HISTORY_GOAL = Goal(max_ratio=1.1)  # facts with the install history within 1.1x of facts without it (issue 20)
 
 
 @dataclass(frozen=True)
@@ -53,8 +55,16 @@ def run(bench: FactsBench, log=print) -> Tuple[Table, FileSet]:
     table.add("facts", "facts, default (size + import probe)",
               timed("facts default", [cmd.facts(bench.venv, "size", bench.anchor, bench.repo)]), "check", DEFAULT_GOAL)
     if bench.probe_floor:
-        table.add("static", "facts, size, `probe: false` (the engine's own work)",
-                  timed("facts no probe", [cmd.facts(bench.venv, "size", bench.anchor, bench.repo, probe=False)]), "check")
+        costs = bench.work / (bench.venv.parent.name + ".history-cost")
+        costs.unlink(missing_ok=True)
+        static = timed("facts no probe", [cmd.facts(bench.venv, "size", bench.anchor, bench.repo, probe=False,
+                                                    history_cost=costs)])
+        table.add("static", "facts, size, `probe: false` (the engine's own work)", static, "check")
+        history = statistics.median(float(line.split()[1]) for line in costs.read_text().splitlines())
+        table.add("nohistory", "facts, size, `probe: false`, less the history step (%.1f ms, timed in each run)"
+                  % (history * 1000), fixed(static.median - history, bench.runs), label="no history")
+        table.add("history", "facts, size, `probe: false`, with the history (the runs above)", static, "nohistory",
+                  HISTORY_GOAL)
         table.add("floor", "the probe's import alone (`python -c '%s'`)" % bench.probe_floor,
                   timed("import", [cmd.python_c(bench.venv, bench.probe_floor, str(bench.work))]), "check")
     for key, what, steps, anchor, goal in bench.extra_rows:

@@ -17,6 +17,8 @@ from typing import Dict, List, Optional
 
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._core import cuda_knowledge as cuda
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._decide import findings as F
+from ansible_collections.gpuops.cuda_venv.plugins.module_utils._decide.contamination import (
+    contamination_source, unrequired_cuda_dists)
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._decide.findings import Finding
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._decide.guard import guard_findings
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._read.gpu import (
@@ -291,26 +293,13 @@ def requirement_problems(obs) -> List[Finding]:
 
 
 def unrequired_cuda(obs) -> List[Finding]:
-    if not _anchor_installed(obs):
-        return []
-    required = {e.name for e in obs.requirements} | {obs.options.anchor}
-    findings = []
-    for dist in obs.distributions:
-        if dist.key in required:
-            continue
-        major, _evidence = obs.majors.get(dist.dist_info, (None, None))
-        consumer = dist.key in cuda.KNOWN_CUDA_CONSUMERS or (major is not None and not cuda.is_cuda_distribution(dist.key))
-        if not (cuda.is_cuda_distribution(dist.key) and major is not None) and not consumer:
-            continue
-        kind = "CUDA consumer" if consumer else "CUDA %s wheel" % major
-        findings.append(Finding(
-            F.CUDA_DIST_UNREQUIRED, F.WARNING, dist.key,
-            "%s is a %s that nothing %s requires: a contaminant candidate%s." % (
-                dist.label, kind, obs.options.anchor,
-                " (it installs the same paths as %s)" % cuda.colliding_partner(dist.key) if cuda.colliding_partner(dist.key) else ""),
-            "Remove it if no workload of this venv needs it (cuda_venv_repair with prune: cuda).",
-            {"cuda_major": major}))
-    return findings
+    return [Finding(
+        F.CUDA_DIST_UNREQUIRED, F.WARNING, dist.key,
+        "%s is a %s that nothing %s requires: a contaminant candidate%s." % (
+            dist.label, "CUDA consumer" if consumer else "CUDA %s wheel" % major, obs.options.anchor,
+            " (it installs the same paths as %s)" % cuda.colliding_partner(dist.key) if cuda.colliding_partner(dist.key) else ""),
+        "Remove it if no workload of this venv needs it (cuda_venv_repair with prune: cuda).",
+        {"cuda_major": major}) for dist, major, consumer in unrequired_cuda_dists(obs)]
 
 
 def duplicates(obs) -> List[Finding]:
@@ -481,7 +470,7 @@ def invalid_elves(obs) -> List[Finding]:
 
 RULES = (python_unusable, anchor_missing, dist_info_invalid, record_outside_venv, missing_files, modified_files,
          ownership_conflicts, duplicates, mixed_majors, requirement_problems, unresolved_sonames, system_fallbacks,
-         import_failed, runtime_mismatch, unrequired_cuda, driver_too_old, invalid_elves, venv_moved,
+         import_failed, runtime_mismatch, unrequired_cuda, contamination_source, driver_too_old, invalid_elves, venv_moved,
          script_interpreter_missing, shadowed_sonames, guard_findings)
 
 

@@ -17,6 +17,7 @@ from ansible_collections.gpuops.cuda_venv.plugins.module_utils._core.runner impo
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._decide.diagnose import diagnose, identical_everywhere
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._decide.findings import is_healthy, summarize
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._decide.guard import guard_facts
+from ansible_collections.gpuops.cuda_venv.plugins.module_utils._decide.history import history_of
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._read.observe import FactsOptions, each_resolution, observe
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._read.probe import library_path_problems
 
@@ -63,6 +64,7 @@ def report(obs, findings) -> dict:
         "probe": _probe(obs),
         "gpu": obs.gpu if obs.gpu is not None else {"available": False, "reason": "not gathered (gpu: false)"},
         "guard": guard_facts(obs.guard, obs),
+        "history": [t.as_dict() for t in history_of(obs)],
         "findings": [f.as_dict() for f in findings],
         "healthy": is_healthy(findings),
         "summary": summarize(findings),

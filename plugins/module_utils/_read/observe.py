@@ -26,6 +26,7 @@ from ansible_collections.gpuops.cuda_venv.plugins.module_utils._read.distributio
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._read.elf import ElfError, ElfInfo, read_elf
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._read.gpu import gpu_facts
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._read.guard_state import GuardState, read_guard
+from ansible_collections.gpuops.cuda_venv.plugins.module_utils._read.install_times import InstallStamp, read_stamps
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._read.loader import (
     LoaderConfig, LoadResult, Resolution, build_config, resolve_object, simulate_load)
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._read.probe import (
@@ -96,6 +97,7 @@ class Observations:
     digests: Dict[tuple, str] = field(default_factory=dict, repr=False)  # (path, algorithm) -> hashed
     static_conflicts: Optional[List[Conflict]] = field(default=None, repr=False)  # before the probe's say
     guard: Optional[GuardState] = None  # the install guard as found (_read/guard_state.py)
+    stamps: Dict[str, InstallStamp] = field(default_factory=dict)  # dist_info -> when it was installed
 
     def owners_of(self, path: str) -> List[Distribution]:
         """Distributions whose RECORD lists ``path`` (compared by real path)."""
@@ -175,6 +177,7 @@ def _files_by_name(objects) -> Dict[str, Tuple[str, ...]]:
     for path in objects:
         names.setdefault(os.path.basename(path), []).append(path)
     return {name: tuple(sorted(paths)) for name, paths in names.items()}
+        probe=None, gpu=gpu, owner_index=owner_index, digests=digests, scripts=scripts, stamps=read_stamps(dists))
 
 
 def add_probe(obs: Observations, probe: ProbeResult) -> Observations:

@@ -5,6 +5,8 @@
 
 from __future__ import annotations
 
+import html
+import re
 import shutil
 
 import pytest
@@ -190,3 +192,42 @@ def test_a_hundred_node_graph_is_drawn_by_both_layouts(layout):
                            "Graphs laid out by the built-in layered layout")
     assert page.count('class="node object') == 100 and page.count('class="node missing') == 2
     assert page.count('class="edge broken"') == 2
+
+
+def history_facts():
+    """facts() with its install history: the cu13 NCCL came with sglang-kernel in transaction 2."""
+    result = facts()
+    result["history"] = [
+        {"number": 1, "time": "2026-12-01T10:00:00.000Z", "installer": "uv", "distributions": ["torch 2.9.1"],
+         "requested": ["torch 2.9.1"]},
+        {"number": 4, "time": "2026-12-03T10:00:00.000Z", "installer": "uv", "distributions": ["a 1", "b 1"],
+         "requested": ["a 1", "b 1"]},
+        {"number": 2, "time": "2026-12-02T10:00:00.000Z", "installer": "pip",
+         "distributions": ["sglang-kernel 0.3.21", "nvidia-nccl-cu13 2.30.7"], "requested": ["sglang-kernel 0.3.21"]},
+        {"number": 3, "time": "unknown", "installer": "pip", "distributions": [EVIL], "requested": [],
+         "reason": "a clock jumped"}]
+    result["findings"].append({"code": "CONTAMINATION_SOURCE", "severity": "warning", "subject": "transaction 2",
+                               "message": "from sglang-kernel", "details": {
+                                   "transaction": 2, "contaminants": ["nvidia-nccl-cu13 2.30.7", "sglang-kernel 0.3.21"]}})
+    return result
+
+
+@pytest.mark.parametrize("layout", ["builtin", "dot"])
+def test_the_history_marks_the_contaminating_transaction_and_links_its_wheels_to_the_graph(layout):
+    files, _rows, _note = render_report({"h": {"host": "h", "before": history_facts()}}, "t", layout,
+                                        dot_executable() if layout == "dot" else None)
+    text = files["host-h.html"]
+    table = text[text.index('<table class="history">'):]
+    table = table[:table.index("</table>")]
+    rows = table.split('<tr class="transaction')[1:]
+    assert [r.split('"', 1)[0] for r in rows] == ["", "", " contaminating", ""]
+    assert rows[1].endswith("<td>a 1, b 1</td></tr>")  # REQUESTED on every member (uv's way) is not shown
+    rows = [rows[0]] + rows[2:]
+    # nvidia-nccl-cu13's bytes are the conflicting libnccl.so.2 box (node n2 of the "before" graph)
+    assert ('<a href="#before-n2" class="contaminant">nvidia-nccl-cu13 2.30.7</a>' in rows[1])
+    assert "before-n2" in [html.unescape(i) for i in re.findall(r' id="([^"]*)"', text)]  # dot writes - as &#45;
+    assert '<span class="contaminant">sglang-kernel 0.3.21 <i>(requested)</i></span>' in rows[1]
+    assert '<span class="badge warn">contaminating</span> from sglang-kernel' in rows[1]
+    assert '<a href="#before-n0">torch 2.9.1 <i>(requested)</i></a>' in rows[0]
+    assert "time unknown: a clock jumped" in rows[2] and EVIL not in text and "&lt;script&gt;" in rows[2]
+    assert "Install history" not in render_report({"h": {"before": facts()}}, "t", "builtin")[0]["host-h.html"]

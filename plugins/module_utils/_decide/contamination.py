@@ -1,0 +1,228 @@
+# -*- coding: utf-8 -*-
+# Copyright: (c) 2026, gpuops.cuda_venv contributors
+# GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
+"""Which distributions contaminate the venv, and where they came from (CONTAMINATION_SOURCE).
+
+Private to the gpuops.cuda_venv collection: not a public API.
+
+Pure: reads the ``Observations`` record only. A contaminant is a CUDA wheel or CUDA consumer nothing the anchor
+requires (CUDA_DIST_UNREQUIRED, which collides or not) or a CUDA wheel of another major than the anchor's
+(CUDA_MAJOR_MIXED). Their source: the transaction that wrote them (``history.py``) and the root, the distribution
+nothing installed requires whose requirements reach them; when nothing installed requires them, the residue of
+an install undone later, with what was installed after them and what a requested distribution still asks for.
+Never reads an index.
+"""
+
+from __future__ import annotations
+
+import re
+from collections import deque
+from dataclasses import replace
+from typing import Dict, List
+
+from ansible_collections.gpuops.cuda_venv.plugins.module_utils._core import cuda_knowledge as cuda
+from ansible_collections.gpuops.cuda_venv.plugins.module_utils._core.names import canonical_name
+from ansible_collections.gpuops.cuda_venv.plugins.module_utils._decide import findings as F
+from ansible_collections.gpuops.cuda_venv.plugins.module_utils._decide.findings import Finding
+from ansible_collections.gpuops.cuda_venv.plugins.module_utils._decide.history import UNKNOWN, history_of, transaction_of
+from ansible_collections.gpuops.cuda_venv.plugins.module_utils._read.requirements import closure, marker_env_fallback
+
+_EXAMPLES = 4
+_NAME = re.compile(r"\s*([A-Za-z0-9][A-Za-z0-9._-]*)")
+
+
+def unrequired_cuda_dists(obs) -> List[tuple]:
+    """(dist, major, is_consumer) for each CUDA wheel or consumer nothing the anchor requires."""
+    if not any(d.key == obs.options.anchor for d in obs.distributions):
+        return []
+    required = {e.name for e in obs.requirements} | {obs.options.anchor}
+    found = []
+    for dist in obs.distributions:
+        if dist.key in required:
+            continue
+        major, _evidence = obs.majors.get(dist.dist_info, (None, None))
+        consumer = dist.key in cuda.KNOWN_CUDA_CONSUMERS or (major is not None and not cuda.is_cuda_distribution(dist.key))
+        if (cuda.is_cuda_distribution(dist.key) and major is not None) or consumer:
+            found.append((dist, major, consumer))
+    return found
+
+
+def contaminants(obs) -> Dict[str, tuple]:
+    """{dist_info: (dist, why)}: the unrequired CUDA wheels and consumers, and CUDA wheels of another major."""
+    found = {}
+    for dist, major, consumer in unrequired_cuda_dists(obs):
+        found[dist.dist_info] = (dist, "a CUDA consumer nothing %s requires" % obs.options.anchor if consumer else
+                                 "a CUDA %s wheel nothing %s requires" % (major, obs.options.anchor))
+    anchor_major = next((obs.majors.get(d.dist_info, (None, None))[0] for d in obs.distributions
+                         if d.key == obs.options.anchor), None)
+    if anchor_major is not None:
+        for dist in obs.distributions:
+            major = obs.majors.get(dist.dist_info, (None, None))[0]
+            if major is not None and major != anchor_major and cuda.is_cuda_distribution(dist.key):
+                found.setdefault(dist.dist_info, (dist, "a CUDA %d wheel beside a CUDA %d %s" % (
+                    major, anchor_major, obs.options.anchor)))
+    return found
+
+
+def contamination_source(obs) -> List[Finding]:
+    """One CONTAMINATION_SOURCE per transaction holding contaminants."""
+    history = history_of(obs)
+    found = contaminants(obs)
+    if not found or not history:
+        return []
+    edges = _edges(obs)
+    groups: Dict[int, list] = {}
+    for dist, _why in found.values():
+        transaction = transaction_of(history, dist)
+        if transaction is not None:
+            groups.setdefault(transaction.number, []).append(dist)
+    return [_finding(obs, history, history[number - 1], sorted(dists, key=lambda d: d.key), edges)
+            for number, dists in sorted(groups.items())]
+
+
+def _edges(obs) -> list:
+    """Every requirement edge between installed distributions (markers evaluated for this venv). Requirements
+    naming nothing installed are dropped before parsing: parsing is most of the cost."""
+    marker_env = obs.interpreter.marker_env if obs.interpreter.ok else marker_env_fallback(obs.layout.version)
+    installed = {d.key for d in obs.distributions}
+    dists = [replace(d, requires_dist=tuple(r for r in d.requires_dist if _named(r) in installed))
+             for d in obs.distributions]
+    return [e for e in closure([d.name for d in dists], dists, marker_env) if e.required_by and e.name]
+
+
+def _named(requirement: str) -> str:
+    match = _NAME.match(requirement)
+    return canonical_name(match.group(1)) if match else ""
+
+
+def _finding(obs, history, transaction, dists, edges) -> Finding:
+    by_key = {d.key: d for d in obs.distributions}
+    when = _when(transaction)
+    details = {"transaction": transaction.number, "time": when, "installer": transaction.installer,
+               "contaminants": [d.label for d in dists], "roots": [], "residue": [], "replaced_later": [],
+               "unsatisfied": []}
+    message = "%d contaminant(s) (%s) were installed by %s %s (transaction %d)" % (
+        len(dists), _examples([d.label for d in dists]), transaction.installer, _at(when), transaction.number)
+    if transaction.time is None:
+        message += ", whose time is unknown (%s)" % transaction.reason
+    reached: Dict[str, list] = {}  # root key -> [(contaminant, chain)]
+    residue = []
+    for dist in dists:
+        roots = _roots(dist, edges, by_key, history)
+        for root, chain in roots:
+            reached.setdefault(root.key, []).append((dist, chain))
+        if not roots:
+            residue.append(dist)
+    for key, items in sorted(reached.items()):
+        root = by_key[key]
+        root_tx = transaction_of(history, root)
+        how, installer, at = _how(root, root_tx), root_tx.installer if root_tx else UNKNOWN, _at(_when(root_tx))
+        chain = max((c for _d, c in items), key=len)
+        details["roots"].append({"distribution": root.label, "requested": how == "requested", "installer": installer,
+                                 "time": _when(root_tx), "transaction": root_tx.number if root_tx else None,
+                                 "reaches": [d.label for d, _c in items], "chain": chain})
+        if chain:
+            message += ". %s: their root is %s, %s with %s %s, which requires %s" % (
+                _examples([d.label for d, _c in items]), root.label, how, installer, at, " -> ".join(chain))
+        else:
+            message += ". %s: %s with %s %s, asked for by name" % (root.label, how, installer, at)
+    if residue:
+        later = _replaced_later(obs, history, transaction)
+        asks = _unsatisfied(edges, by_key)
+        details["residue"] = [d.label for d in residue]
+        details["replaced_later"] = [{"distribution": d.label, "time": _when(t), "transaction": t.number} for d, t in later]
+        details["unsatisfied"] = [{"distribution": d.label, "requirement": e.requirement, "installed": e.installed}
+                                  for d, e in asks]
+        message += (". The other %d (%s): nothing installed today requires them" % (
+            len(residue), _examples([d.label for d in residue])) if reached else ". Nothing installed today requires them")
+        message += ": the residue of an install that was undone"
+        if later:
+            message += "; distributions that were gone or replaced later: %s" % ", ".join(
+                "%s reinstalled %s" % (d.label, _at(_when(t))) for d, t in later[:_EXAMPLES])
+        for dist, edge in asks[:_EXAMPLES]:
+            tx = transaction_of(history, dist)
+            message += "; %s, %s with %s %s, requires %s (installed: %s %s)" % (
+                dist.label, _how(dist, tx), tx.installer if tx else UNKNOWN, _at(_when(tx)), edge.requirement,
+                edge.name, edge.installed)
+    return Finding(F.CONTAMINATION_SOURCE, F.WARNING, "transaction %d" % transaction.number, message + ".",
+                   "Remove them if no workload of this venv needs them (cuda_venv_repair with prune: cuda), and "
+                   "keep their root from pulling them in again (a constraint on %s)." % obs.options.anchor, details)
+
+
+def _roots(dist, edges, by_key, history) -> List[tuple]:
+    """(root, chain of requirements) for each distribution required by nothing installed whose requirements reach
+    ``dist``. A CUDA library does not pull itself in: a root is asked for by name (REQUESTED, where its installer
+    marks only what was asked for) or is no CUDA library (a consumer, an application)."""
+    required_by: Dict[str, list] = {}
+    for edge in edges:
+        required_by.setdefault(edge.name, []).append(edge)
+    roots: Dict[str, tuple] = {}
+    queue, seen = deque([(dist.key, [])]), {dist.key}
+    while queue:
+        key, chain = queue.popleft()
+        node = by_key.get(key)
+        if not required_by.get(key):
+            if node is not None and key not in roots and _can_be_root(node, chain, history):
+                roots[key] = (node, chain)
+            continue
+        for edge in required_by[key]:
+            parent = edge.required_by.split("[", 1)[0]
+            if parent not in seen:
+                seen.add(parent)
+                queue.append((parent, [edge.requirement.split(";", 1)[0].strip()] + chain))
+    return list(roots.values())
+
+
+def _can_be_root(dist, chain, history) -> bool:
+    if dist.requested and requested_is_selective(transaction_of(history, dist)):
+        return True
+    return bool(chain) and not cuda.is_cuda_distribution(dist.key)
+
+
+def requested_is_selective(transaction) -> bool:
+    """Whether REQUESTED tells what was asked for in ``transaction``: uv 0.13 writes it into every dist-info it
+    installs, pip only into those named on its command line."""
+    if transaction is None:
+        return False
+    return len(transaction.members) == 1 or not all(m.requested for m in transaction.members)
+
+
+def _replaced_later(obs, history, transaction) -> List[tuple]:
+    """(dist, its transaction) for the anchor's closure installed after ``transaction``."""
+    if transaction.time is None:
+        return []
+    wanted = {e.name for e in obs.requirements} | {obs.options.anchor}
+    later = []
+    for dist in obs.distributions:
+        tx = transaction_of(history, dist)
+        if dist.key in wanted and tx is not None and tx.time is not None and tx.time > transaction.time:
+            later.append((dist, tx))
+    return sorted(later, key=lambda item: (item[0].key != obs.options.anchor, item[1].number, item[0].key))
+
+
+def _unsatisfied(edges, by_key) -> List[tuple]:
+    """(dist, edge): a requirement of a requested distribution that what is installed does not satisfy."""
+    found = []
+    for edge in edges:
+        dist = by_key.get(edge.required_by.split("[", 1)[0])
+        if dist is not None and dist.requested and edge.installed is not None and not edge.satisfied:
+            found.append((dist, edge))
+    return found
+
+
+def _how(dist, transaction) -> str:
+    return "requested" if dist.requested and requested_is_selective(transaction) else "installed"
+
+
+def _when(transaction) -> str:
+    if transaction is None or transaction.time is None:
+        return UNKNOWN
+    return transaction.as_dict()["time"]
+
+
+def _at(when: str) -> str:
+    return "at an unknown time" if when == UNKNOWN else "at %s" % when
+
+
+def _examples(labels) -> str:
+    return ", ".join(labels[:_EXAMPLES]) + (", ..." if len(labels) > _EXAMPLES else "")

@@ -1,0 +1,80 @@
+# -*- coding: utf-8 -*-
+# Copyright: (c) 2026, gpuops.cuda_venv contributors
+# GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
+"""Tests for contamination: which wheels contaminate, and the source CONTAMINATION_SOURCE names."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+from ansible_collections.gpuops.cuda_venv.plugins.module_utils._decide.contamination import (
+    contaminants, contamination_source, requested_is_selective)
+from ansible_collections.gpuops.cuda_venv.plugins.module_utils._decide.history import Transaction
+from ansible_collections.gpuops.cuda_venv.plugins.module_utils._read.install_times import InstallStamp
+from ansible_collections.gpuops.cuda_venv.tests.unit.plugins.module_utils import observations as O
+from ansible_collections.gpuops.cuda_venv.tests.unit.plugins.module_utils.observations import dist
+
+T = 1780000000.125
+T_ISO = "2026-05-28T20:26:40.125Z"
+
+
+def with_times(obs, times, requested=()):
+    """``obs`` whose distributions were installed at {key: (offset, installer)} (default: T with pip)."""
+    dists = [replace(d, requested=d.key in requested, installer=times.get(d.key, (0, "pip"))[1])
+             for d in obs.distributions]
+    stamps = {d.dist_info: InstallStamp(T + times.get(d.key, (0, "pip"))[0], "INSTALLER mtime") for d in dists}
+    return replace(obs, distributions=dists, stamps=stamps)
+
+
+def test_contaminants_are_the_unrequired_cuda_wheels_and_consumers():
+    consumer = dist("sglang-kernel", "0.3.21", ["sglang_kernel/__init__.py"], ["nvidia-cudnn-cu13==9.24.0.43"])
+    obs = O.contaminated(add=[consumer])
+    assert sorted((d.label, why) for d, why in contaminants(obs).values()) == [
+        ("nvidia-cublas 13.1.1.3", "a CUDA 13 wheel nothing torch requires"),
+        ("nvidia-cudnn-cu13 9.24.0.43", "a CUDA 13 wheel nothing torch requires"),
+        ("nvidia-cusparselt-cu13 0.8.1", "a CUDA 13 wheel nothing torch requires"),
+        ("nvidia-nccl-cu13 2.30.7", "a CUDA 13 wheel nothing torch requires"),
+        ("nvidia-nvshmem-cu13 3.4.5", "a CUDA 13 wheel nothing torch requires"),
+        ("sglang-kernel 0.3.21", "a CUDA consumer nothing torch requires")]
+
+
+def test_a_requested_consumer_is_the_root_of_what_it_requires_the_rest_is_residue():
+    consumer = dist("sglang-kernel", "0.3.21", ["sglang_kernel/__init__.py"], ["nvidia-cudnn-cu13==9.24.0.43"])
+    later = {"sglang-kernel": (60, "pip"), "nvidia-cudnn-cu13": (60, "pip"), "nvidia-cublas": (60, "pip"),
+             "nvidia-nccl-cu13": (60, "pip"), "nvidia-nvshmem-cu13": (60, "pip"), "nvidia-cusparselt-cu13": (60, "pip"),
+             "torch": (120, "uv")}
+    obs = with_times(O.contaminated(add=[consumer]), later, requested={"sglang-kernel", "torch"})
+    [finding] = contamination_source(obs)
+    details = finding.details
+    assert (finding.severity, finding.subject, details["transaction"], details["installer"]) == (
+        "warning", "transaction 2", 2, "pip")
+    assert details["roots"] == [{
+        "distribution": "sglang-kernel 0.3.21", "requested": True, "installer": "pip", "time": "2026-05-28T20:27:40.125Z",
+        "transaction": 2, "reaches": ["nvidia-cublas 13.1.1.3", "nvidia-cudnn-cu13 9.24.0.43", "sglang-kernel 0.3.21"],
+        "chain": ["nvidia-cudnn-cu13==9.24.0.43", "nvidia-cublas"]}]
+    assert details["residue"] == ["nvidia-cusparselt-cu13 0.8.1", "nvidia-nccl-cu13 2.30.7", "nvidia-nvshmem-cu13 3.4.5"]
+    assert details["replaced_later"] == [{"distribution": "torch 2.9.1", "time": "2026-05-28T20:28:40.125Z", "transaction": 3}]
+    assert finding.message.startswith(
+        "6 contaminant(s) (nvidia-cublas 13.1.1.3, nvidia-cudnn-cu13 9.24.0.43, nvidia-cusparselt-cu13 0.8.1, "
+        "nvidia-nccl-cu13 2.30.7, ...) were installed by pip at 2026-05-28T20:27:40.125Z (transaction 2). ")
+    assert ("their root is sglang-kernel 0.3.21, requested with pip at 2026-05-28T20:27:40.125Z, which requires "
+            "nvidia-cudnn-cu13==9.24.0.43 -> nvidia-cublas") in finding.message
+    assert ("The other 3 (nvidia-cusparselt-cu13 0.8.1, nvidia-nccl-cu13 2.30.7, nvidia-nvshmem-cu13 3.4.5): nothing "
+            "installed today requires them: the residue of an install that was undone; distributions that were gone "
+            "or replaced later: torch 2.9.1 reinstalled at 2026-05-28T20:28:40.125Z.") in finding.message
+
+
+def test_where_every_member_is_requested_requested_says_nothing_and_a_cuda_library_is_no_root():
+    # uv marks every dist-info REQUESTED: the cu13 cuBLAS, required by nothing, is not "asked for by name".
+    obs = with_times(O.healthy(add=[O.cublas_cu13(), dist("nvidia-nvtx", "13.0.85", ["nvidia/cu13/lib/x.so"])]),
+                     {"nvidia-cublas": (30, "uv"), "nvidia-nvtx": (30, "uv")}, requested={"nvidia-cublas", "nvidia-nvtx"})
+    [finding] = contamination_source(obs)
+    assert finding.details["roots"] == [] and finding.details["installer"] == "uv"
+    assert finding.message.endswith("(transaction 2). Nothing installed today requires them: the residue of an install "
+                                    "that was undone.")
+    assert requested_is_selective(Transaction(1, T, T, "uv", tuple(obs.distributions[:1]))) is True
+
+
+def test_no_history_no_finding_and_a_clean_venv_has_none():
+    assert contamination_source(O.contaminated()) == []  # stamps not read
+    assert contamination_source(with_times(O.healthy(), {})) == []
