@@ -161,7 +161,7 @@ def _read_disk(options, layout, interpreter, site_packages, dists, module, loade
         majors=majors, objects=objects, unsafe_entries=unsafe, loader=loader, entry_points=entry_points,
         preloaded=preloaded, import_graph=import_graph, other_resolutions=other, requirements=requirements,
         probe=None, gpu=gpu, owner_index=owner_index, digests=digests, scripts=scripts, shadowed=shadowed,
-        guard=read_guard(os.path.join(layout.root, STATE_DIR)))
+        guard=read_guard(os.path.join(layout.root, STATE_DIR)), stamps=read_stamps(dists))
 
 
 def each_resolution(import_graph, other):
@@ -177,7 +177,6 @@ def _files_by_name(objects) -> Dict[str, Tuple[str, ...]]:
     for path in objects:
         names.setdefault(os.path.basename(path), []).append(path)
     return {name: tuple(sorted(paths)) for name, paths in names.items()}
-        probe=None, gpu=gpu, owner_index=owner_index, digests=digests, scripts=scripts, stamps=read_stamps(dists))
 
 
 def add_probe(obs: Observations, probe: ProbeResult) -> Observations:
