@@ -22,8 +22,10 @@ from ansible_collections.gpuops.cuda_venv.tests.support.dist_helpers import make
 from ansible_collections.gpuops.cuda_venv.tests.support.tree_digest import tree_digest
 
 
-class _ProbeCannotStart(SubprocessRunner):
-    """The real runner, except that the import probe's process cannot be started (as when fork fails)."""
+class _FakeRunnerProbeRaises(SubprocessRunner):
+    """A fake: the real runner, except that running the import probe raises OSError. The real SubprocessRunner
+    turns a process that cannot start into rc 127; this stands for an OSError anywhere around the probe (its
+    temporary folder, its pipes), which the engine must survive the same way."""
 
     def run(self, argv, **kwargs):
         if any(str(a).startswith("pycache_prefix=") for a in argv):
@@ -41,7 +43,7 @@ class _InstallerNeverCalled:
     uninstall = install
 
 
-def test_a_baseline_test_that_cannot_run_closes_the_first_batch_before_anything_changed(tmp_path):
+def test_a_baseline_test_that_raises_closes_the_first_batch_before_anything_changed_fake_runner(tmp_path):
     """The baseline probe runs while the first batch's snapshot is taken; when it raises, the batch is rolled
     back and closed, the venv is byte-identical, no installer ran and the next run has nothing to recover."""
     venv = tmp_path / "venv"
@@ -51,7 +53,7 @@ def test_a_baseline_test_that_cannot_run_closes_the_first_batch_before_anything_
     before = tree_digest(str(venv))
     options = RepairOptions(facts=FactsOptions(path=str(venv), anchor="jax"), desired=DesiredState())
     with pytest.raises(OSError, match="Resource temporarily unavailable"):
-        repair(options, lambda _observed: _InstallerNeverCalled(), _ProbeCannotStart())
+        repair(options, lambda _observed: _InstallerNeverCalled(), _FakeRunnerProbeRaises())
     assert tree_digest(str(venv)) == before
     journal = Journal(state_dir_of(str(venv)))
     assert journal.open_batch() is None
