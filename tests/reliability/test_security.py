@@ -14,7 +14,7 @@ import textwrap
 
 import pytest
 
-from local_servers import AuthIndex
+from ansible_collections.gpuops.cuda_venv.tests.support.local_servers import AuthIndex
 from reliability_tools import ROOT, repair_args, run_child, state_differences, state_rows
 
 from ansible_collections.gpuops.cuda_venv.tests.support.dist_helpers import make_dist

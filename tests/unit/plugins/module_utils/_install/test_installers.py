@@ -49,6 +49,7 @@ INDEXES = WheelSources(index_url="https://mirror/simple", extra_index_urls=("htt
 ALL = WheelSources(find_links=("/wh",), index_url="https://mirror/simple", extra_index_urls=("https://e1/simple",))
 EXTRA_ONLY = WheelSources(extra_index_urls=("https://e1/simple",))
 
+
 def real_pip_version():
     """(what this Python's real pip prints for --version, its installed version)."""
     done = subprocess.run([sys.executable, "-m", "pip", "--version"], capture_output=True, text=True, check=True)
@@ -60,7 +61,6 @@ def real_uv_version():
     uv = os.path.join(os.path.dirname(sys.executable), "uv")
     done = subprocess.run([uv, "--version"], capture_output=True, text=True, check=True)
     return done.stdout, importlib_metadata.version("uv")
-
 
 
 def pip_backend(sources=WheelSources(), replies=(), timeout=None):
