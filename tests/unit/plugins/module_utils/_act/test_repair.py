@@ -15,6 +15,7 @@ import pytest
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._act.journal import Journal
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._read.observe import FactsOptions
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._decide.plan import DesiredState
+from ansible_collections.gpuops.cuda_venv.plugins.module_utils._act.outcome import RepairFailed
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._act.repair import RepairOptions, repair
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._act.venv_lock import state_dir_of
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._core.runner import SubprocessRunner
@@ -64,3 +65,37 @@ def test_a_baseline_test_that_raises_closes_the_first_batch_before_anything_chan
         records = [json.loads(line) for line in handle]
     assert [(r["phase"], r.get("reason")) for r in records] == [
         ("begin", None), ("snapshot", None), ("rollback", "the test before batch 1 did not run"), ("done", None)]
+
+
+def _jax_venv(tmp_path):
+    """A small real venv whose jax needs jaxlib==0.7.2, not installed: a plan of one batch (install jaxlib)."""
+    venv = tmp_path / "venv"
+    subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(venv)], check=True)
+    site = next(venv.glob("lib/python3*/site-packages"))
+    make_dist(str(site), "jax", "0.7.2", files={"jax/__init__.py": b""}, requires=["jaxlib==0.7.2"])
+    return venv
+
+
+@pytest.mark.parametrize("batch", [2, 7])
+def test_a_batch_the_plan_does_not_have_fails_before_anything_changed(tmp_path, batch):
+    venv = _jax_venv(tmp_path)
+    before = tree_digest(str(venv))
+    options = RepairOptions(facts=FactsOptions(path=str(venv), anchor="jax"), desired=DesiredState(), batch=batch)
+    with pytest.raises(RepairFailed) as caught:
+        repair(options, lambda _observed: _InstallerNeverCalled(), SubprocessRunner())
+    assert str(caught.value) == "batch %d does not exist: the plan has 1 batch(es)" % batch
+    assert [[a["name"] for a in b["actions"]] for b in caught.value.result["plan"]["batches"]] == [["jaxlib"]]
+    assert caught.value.result["batches"] == [] and caught.value.result["changed"] is False
+    assert tree_digest(str(venv)) == before
+    assert sorted(os.listdir(state_dir_of(str(venv)))) == ["lock"]  # no journal: no batch began
+
+
+def test_no_installer_backend_fails_before_anything_changed(tmp_path):
+    venv = _jax_venv(tmp_path)
+    before = tree_digest(str(venv))
+    options = RepairOptions(facts=FactsOptions(path=str(venv), anchor="jax"), desired=DesiredState())
+    with pytest.raises(RepairFailed) as caught:
+        repair(options, lambda _observed: None, SubprocessRunner())
+    assert str(caught.value) == "no installer backend"
+    assert caught.value.result["batches"] == [] and caught.value.result["changed"] is False
+    assert tree_digest(str(venv)) == before
