@@ -19,7 +19,7 @@ from hypothesis import strategies as st
 from hypothesis.configuration import set_hypothesis_home_dir
 from hypothesis.database import DirectoryBasedExampleDatabase
 
-from reliability_tools import FULL, ROOT
+from reliability_tools import ROOT
 
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._read.distributions import (
     RECORD_LIMIT, entry_location, read_distributions)
