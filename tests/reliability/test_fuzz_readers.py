@@ -153,7 +153,7 @@ def test_huge_record_is_cut_and_reported(tmp_path):
     dist = _read_one(site)
     assert dist.problems == ("RECORD larger than 64 MiB: read the first 64 MiB",)
     assert len(dist.entries) == rows - 1 == 1024
-    assert {entry.path for entry in dist.entries} == {line.split(b",")[0].decode()}
+    assert {entry.path for entry in dist.entries} == {line.split(b",", maxsplit=1)[0].decode()}
 
 
 def test_a_record_of_exactly_the_limit_is_read_whole(tmp_path):
@@ -166,7 +166,7 @@ def test_a_record_of_exactly_the_limit_is_read_whole(tmp_path):
     dist = _read_one(site)
     assert dist.problems == ()
     assert len(dist.entries) == RECORD_LIMIT // len(line) + 1
-    assert dist.entries[-1].path == last.split(b",")[0].decode()
+    assert dist.entries[-1].path == last.split(b",", maxsplit=1)[0].decode()
 
 
 # --- ELF --------------------------------------------------------------------------------------------------
