@@ -33,7 +33,7 @@ LINT_ARGS ?=
 # The tools venv first: ansible, ansible-playbook, molecule... resolve to the pinned ones.
 export PATH := $(BIN):$(PATH)
 
-.PHONY: help setup tools collections shellcheck report-tools reliability-tools test unit sanity lint scenarios reliability molecule bench build demo clean
+.PHONY: help setup tools collections shellcheck report-tools reliability-tools test-tools test unit sanity lint scenarios reliability molecule bench build demo clean
 .PHONY: publish-tools tools-min sanity-min publish-check units-venv
 
 help:
@@ -121,6 +121,22 @@ reliability-tools:
 	    echo "make: the reliability tests need strace: install it (apt-get install strace)" >&2; exit 1; \
 	  fi; }
 
+# What tests would otherwise skip (a skip under CI=true fails, tests/conftest.py): gcc with 32-bit support (test_elf's
+# 32-bit ELF, gcc-multilib) and util-linux's setpriv, unshare and mount (permission cases as root, tmpfs and bind
+# mounts): installed here with apt-get when missing (Debian).
+test-tools:
+	@missing=; command -v gcc >/dev/null || missing="$$missing gcc"; \
+	echo 'int x;' | gcc -m32 -shared -x c -o /dev/null - 2>/dev/null || missing="$$missing gcc-multilib"; \
+	for tool in setpriv unshare mount; do command -v $$tool >/dev/null || { missing="$$missing util-linux mount"; break; }; done; \
+	if [ -n "$$missing" ]; then \
+	  if [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null; then \
+	    echo "make: installing$$missing with apt-get"; \
+	    apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends $$missing >/dev/null; \
+	  else \
+	    echo "make: the tests need$$missing: install it (apt-get install$$missing)" >&2; exit 1; \
+	  fi; \
+	fi
+
 # Each step in turn, timed; the first failure stops the run.
 STEP = start=$$SECONDS; $(MAKE) $(1); echo "== make $(1): passed in $$((SECONDS - start)) s"
 
@@ -136,13 +152,13 @@ test: setup
 	@$(call STEP,publish-check)
 	@$(call STEP,molecule)
 
-unit: setup report-tools
+unit: setup report-tools test-tools
 	$(BIN)/python -m pytest $(PYTEST_XDIST) tests/unit $(PYTEST_ARGS)
 
 # The unit tests as ansible-test runs them for a collection: a fresh venv with ansible-test's pins and
 # tests/unit/requirements.txt only (scripts/units.py; the same copy and offline get-pip as sanity).
 UNITS_ARGS ?=
-units-venv: tools report-tools
+units-venv: tools report-tools test-tools
 	$(BIN)/python scripts/units.py $(UNITS_ARGS)
 
 sanity: tools shellcheck
@@ -157,12 +173,12 @@ lint: setup
 
 # pytest exits 5 when it collects nothing: allowed here until scenarios are written.
 # The modules, roles and playbooks through real Ansible on stand-in CUDA venvs.
-scenarios: setup report-tools
+scenarios: setup report-tools test-tools
 	$(BIN)/python -m pytest $(PYTEST_XDIST) tests/scenarios $(PYTEST_ARGS)
 
 # Kills at every phase boundary, full disk, hanging installer, bad-input catalogue, security, fuzzing, load,
 # durability under strace (docs/RELIABILITY.md).
-reliability: setup reliability-tools
+reliability: setup reliability-tools test-tools
 	$(BIN)/python -m pytest $(PYTEST_XDIST) tests/reliability $(PYTEST_ARGS)
 
 # The RECORD/METADATA/ELF readers fuzzed with many more examples than `make test` runs (docs/RELIABILITY.md);

@@ -28,7 +28,8 @@ from ansible_collections.gpuops.cuda_venv.tests.support.dist_helpers import make
 OUT_DIR = os.path.join(ROOT, "build", "reliability", "catalogue")
 FACTS, REPAIR = "cuda_venv_facts", "cuda_venv_repair"
 
-# expect: ("fail", substrings of msg) or ("finding", code, substring of subject, substring of message)
+# expect: ("fail", substrings of msg) or ("finding", code, subject, message): the finding's exact subject and message,
+# with {venv}, {site} (its site-packages) and {tmp} (the case's folder) filled in
 Case = namedtuple("Case", "id module build args expect")
 
 
@@ -421,48 +422,138 @@ CASES = [
     Case("pyvenv-cfg-not-utf8", FACTS, b_cfg_not_utf8, {}, ("fail", ["pyvenv.cfg is not UTF-8"])),
     Case("pyvenv-cfg-huge", FACTS, b_cfg_huge, {}, ("fail", ["pyvenv.cfg is larger than 64 KiB"])),
     Case("pyvenv-cfg-directory", REPAIR, b_cfg_dir, {}, ("fail", ["cannot read pyvenv.cfg: Is a directory"])),
-    Case("interpreter-missing", FACTS, b_python_missing, {}, ("finding", "PYTHON_UNUSABLE", "bin/python", "is missing")),
-    Case("interpreter-fails", FACTS, b_python_fails, {}, ("finding", "PYTHON_UNUSABLE", "bin/python", "exited with code 3")),
-    Case("interpreter-missing-repair", REPAIR, b_python_missing, {}, ("finding", "PYTHON_UNUSABLE", "bin/python", "is missing")),
+    Case("interpreter-missing", FACTS, b_python_missing, {},
+         ("finding", "PYTHON_UNUSABLE", "{venv}/bin/python",
+          "The venv's interpreter cannot run (venv interpreter {venv}/bin/python is missing); nothing can be "
+          "imported from this venv.")),
+    Case("interpreter-fails", FACTS, b_python_fails, {},
+         ("finding", "PYTHON_UNUSABLE", "{venv}/bin/python",
+          "The venv's interpreter cannot run (venv interpreter {venv}/bin/python exited with code 3); nothing "
+          "can be imported from this venv.")),
+    Case("interpreter-missing-repair", REPAIR, b_python_missing, {},
+         ("finding", "PYTHON_UNUSABLE", "{venv}/bin/python",
+          "The venv's interpreter cannot run (venv interpreter {venv}/bin/python is missing); nothing can be "
+          "imported from this venv.")),
     Case("site-packages-unreadable", FACTS, b_site_unreadable, {}, ("fail", ["cannot list", "site-packages", "Permission denied"])),
-    Case("dist-info-without-record", FACTS, b_no_record, {}, ("finding", "DIST_INFO_INVALID", "norecord 1.0", "RECORD is missing")),
-    Case("dist-info-without-metadata", FACTS, b_no_metadata, {}, ("finding", "DIST_INFO_INVALID", "nometa", "METADATA is missing")),
-    Case("record-bad-csv", FACTS, b_record_bad_csv, {}, ("finding", "DIST_INFO_INVALID", "badcsv 1.0", "RECORD line 1: bad CSV")),
+    Case("dist-info-without-record", FACTS, b_no_record, {},
+         ("finding", "DIST_INFO_INVALID", "norecord 1.0",
+          "norecord-1.0.dist-info: RECORD is missing.")),
+    Case("dist-info-without-metadata", FACTS, b_no_metadata, {},
+         ("finding", "DIST_INFO_INVALID", "nometa 1.0",
+          "nometa-1.0.dist-info: METADATA is missing.")),
+    Case("record-bad-csv", FACTS, b_record_bad_csv, {},
+         ("finding", "DIST_INFO_INVALID", "badcsv 1.0",
+          "badcsv-1.0.dist-info: RECORD line 1: bad CSV: unexpected end of data.")),
     Case("record-bad-hash", FACTS, b_record_bad_hash, dict(verify="hash"),
-         ("finding", "RECORD_MODIFIED_FILES", "badhash 1.0", "differ from RECORD (sha256)")),
-    Case("record-malformed-hash", FACTS, b_record_bad_hash_field, {}, ("finding", "DIST_INFO_INVALID", "badfield 1.0", "bad hash 'md5'")),
+         ("finding", "RECORD_MODIFIED_FILES", "badhash 1.0",
+          "badhash 1.0: 1 file(s) differ from RECORD (sha256): 1 path(s), e.g. badhash.py. No other wheel "
+          "wrote them and badhash is outside the CUDA stack: if they are your own edits, cuda_venv_repair "
+          "leaves them as they are.")),
+    Case("record-malformed-hash", FACTS, b_record_bad_hash_field, {},
+         ("finding", "DIST_INFO_INVALID", "badfield 1.0",
+          "badfield-1.0.dist-info: RECORD line 1: bad hash 'md5'.")),
     Case("record-unknown-hash-algorithm", FACTS, b_record_unknown_algorithm, dict(verify="hash"),
-         ("finding", "DIST_INFO_INVALID", "oddalg 1.0", "unknown hash algorithm 'whirlpool9'")),
-    Case("record-bad-size", FACTS, b_record_bad_size, {}, ("finding", "DIST_INFO_INVALID", "badsize 1.0", "bad size '6x'")),
-    Case("record-not-utf8", FACTS, b_record_not_utf8, {}, ("finding", "DIST_INFO_INVALID", "latin 1.0", "RECORD is not UTF-8")),
-    Case("record-four-fields", FACTS, b_record_four_fields, {}, ("finding", "DIST_INFO_INVALID", "wide 1.0", "4 fields, expected 3")),
-    Case("record-nul-byte", FACTS, b_record_nul, {}, ("finding", "DIST_INFO_INVALID", "nul 1.0", "RECORD line 2")),
-    Case("duplicate-dist-info", FACTS, b_duplicate, {}, ("finding", "DUPLICATE_DISTRIBUTION", "torch", "2 dist-info folders")),
-    Case("metadata-not-utf8", FACTS, b_metadata_not_utf8, {}, ("finding", "DIST_INFO_INVALID", "latin 1.0", "METADATA is not UTF-8")),
-    Case("metadata-huge", FACTS, b_metadata_huge, {}, ("finding", "DIST_INFO_INVALID", "huge 1.0", "METADATA larger than 1 MiB")),
+         ("finding", "DIST_INFO_INVALID", "oddalg 1.0",
+          "oddalg-1.0.dist-info: RECORD line 1: unknown hash algorithm 'whirlpool9': file not verified by hash.")),
+    Case("record-bad-size", FACTS, b_record_bad_size, {},
+         ("finding", "DIST_INFO_INVALID", "badsize 1.0",
+          "badsize-1.0.dist-info: RECORD line 1: bad size '6x'.")),
+    Case("record-not-utf8", FACTS, b_record_not_utf8, {},
+         ("finding", "DIST_INFO_INVALID", "latin 1.0",
+          "latin-1.0.dist-info: RECORD is not UTF-8.")),
+    Case("record-four-fields", FACTS, b_record_four_fields, {},
+         ("finding", "DIST_INFO_INVALID", "wide 1.0",
+          "wide-1.0.dist-info: RECORD line 1: 4 fields, expected 3.")),
+    Case("record-nul-byte", FACTS, b_record_nul, {},
+         ("finding", "DIST_INFO_INVALID", "nul 1.0",
+          "nul-1.0.dist-info: RECORD line 2: path contains a NUL byte: 'nul\\x00.py' (ignored).")),
+    Case("duplicate-dist-info", FACTS, b_duplicate, {},
+         ("finding", "DUPLICATE_DISTRIBUTION", "torch",
+          "2 dist-info folders exist for torch: torch-2.8.0.dist-info, torch-2.9.1.dist-info; pip sees only "
+          "one of them.")),
+    Case("metadata-not-utf8", FACTS, b_metadata_not_utf8, {},
+         ("finding", "DIST_INFO_INVALID", "latin 1.0",
+          "latin-1.0.dist-info: METADATA is not UTF-8.")),
+    Case("metadata-huge", FACTS, b_metadata_huge, {},
+         ("finding", "DIST_INFO_INVALID", "huge 1.0",
+          "huge-1.0.dist-info: METADATA larger than 1 MiB: read the first 1 MiB.")),
     Case("egg-info-without-file-list", FACTS, b_egg_info_no_files, {},
-         ("finding", "DIST_INFO_INVALID", "old 1.0", "installed-files.txt is missing")),
-    Case("elf-truncated-header", FACTS, b_elf_truncated_header, {}, ("finding", "ELF_INVALID", "libtrunc.so.1", "file too short")),
-    Case("elf-truncated-dynamic", FACTS, b_elf_truncated_dynamic, {}, ("finding", "ELF_INVALID", "libdyn.so.1", "truncated dynamic section")),
-    Case("elf-other-machine", FACTS, b_elf_other_machine, dict(anchor="cons"), ("finding", "SONAME_UNRESOLVED", "libarm.so.1", "cons/libcons.so")),
-    Case("elf-other-class", FACTS, b_elf_other_class, dict(anchor="cons"), ("finding", "SONAME_UNRESOLVED", "libm32.so.1", "wrong ELF class")),
-    Case("elf-big-endian", FACTS, b_elf_big_endian, dict(anchor="cons"), ("finding", "SONAME_UNRESOLVED", "libbig.so.1", "big")),
-    Case("elf-offset-overflow", FACTS, b_elf_offset_overflow, {}, ("finding", "ELF_INVALID", "libhuge.so.1", "")),
-    Case("not-elf", FACTS, b_not_elf, {}, ("finding", "ELF_INVALID", "libtext.so.1", "invalid ELF header")),
-    Case("empty-shared-object", FACTS, b_empty_so, {}, ("finding", "ELF_INVALID", "libempty.so.1", "file too short")),
+         ("finding", "DIST_INFO_INVALID", "old 1.0",
+          "old-1.0-py3.12.egg-info: egg-info: no RECORD; installed-files.txt is missing.")),
+    Case("elf-truncated-header", FACTS, b_elf_truncated_header, {},
+         ("finding", "ELF_INVALID", "trunc/libtrunc.so.1",
+          "trunc/libtrunc.so.1 (trunc 1.0) is not a loadable shared object: {site}/trunc/libtrunc.so.1: file "
+          "too short.")),
+    Case("elf-truncated-dynamic", FACTS, b_elf_truncated_dynamic, {},
+         ("finding", "ELF_INVALID", "dyn/libdyn.so.1",
+          "dyn/libdyn.so.1 (dyn 1.0) is not a loadable shared object: {site}/dyn/libdyn.so.1: truncated "
+          "dynamic section.")),
+    Case("elf-other-machine", FACTS, b_elf_other_machine, dict(anchor="cons"),
+         ("finding", "SONAME_UNRESOLVED", "libarm.so.1",
+          "libarm.so.1, needed by cons/libcons.so (cons 1.0) (loaded when cons is imported), cannot be loaded: "
+          "libarm.so.1: cannot open shared object file: No such file or directory. It should come from arm 1.0 "
+          "(arm/libarm.so.1).")),
+    Case("elf-other-class", FACTS, b_elf_other_class, dict(anchor="cons"),
+         ("finding", "SONAME_UNRESOLVED", "libm32.so.1",
+          "libm32.so.1, needed by cons/libcons.so (cons 1.0) (loaded when cons is imported), cannot be loaded: "
+          "libm32.so.1: wrong ELF class: ELFCLASS32. It should come from m32 1.0 (m32/libm32.so.1).")),
+    Case("elf-big-endian", FACTS, b_elf_big_endian, dict(anchor="cons"),
+         ("finding", "SONAME_UNRESOLVED", "libbig.so.1",
+          "libbig.so.1, needed by cons/libcons.so (cons 1.0) (loaded when cons is imported), cannot be loaded: "
+          "{site}/cons/../big/libbig.so.1: ELF file data encoding not little-endian. It should come from big "
+          "1.0 (big/libbig.so.1).")),
+    Case("elf-offset-overflow", FACTS, b_elf_offset_overflow, {},
+         ("finding", "ELF_INVALID", "huge/libhuge.so.1",
+          "huge/libhuge.so.1 (huge 1.0) is not a loadable shared object: {site}/huge/libhuge.so.1: cannot read "
+          "file data.")),
+    Case("not-elf", FACTS, b_not_elf, {},
+         ("finding", "ELF_INVALID", "text/libtext.so.1",
+          "text/libtext.so.1 (text 1.0) is not a loadable shared object: {site}/text/libtext.so.1: invalid ELF "
+          "header.")),
+    Case("empty-shared-object", FACTS, b_empty_so, {},
+         ("finding", "ELF_INVALID", "empty/libempty.so.1",
+          "empty/libempty.so.1 (empty 1.0) is not a loadable shared object: {site}/empty/libempty.so.1: file "
+          "too short.")),
     Case("symlink-loop-needed", FACTS, b_symlink_loop_needed, dict(anchor="cons"),
-         ("finding", "SONAME_UNRESOLVED", "libloop.so.1", "cons/libcons.so")),
+         ("finding", "SONAME_UNRESOLVED", "libloop.so.1",
+          "libloop.so.1, needed by cons/libcons.so (cons 1.0) (loaded when cons is imported), cannot be "
+          "loaded: libloop.so.1: cannot open shared object file: No such file or directory.")),
     Case("fifo-named-like-a-library", FACTS, b_fifo_so, dict(verify="hash"),
-         ("finding", "RECORD_MODIFIED_FILES", "fifo 1.0", "differ from RECORD")),
-    Case("symlink-dir-loop", FACTS, b_symlink_dir_loop, {}, ("finding", "RECORD_MISSING_FILES", "walker 1.0", "1 shared library: x.so")),
-    Case("egg-info-symlink-loop", FACTS, b_egg_info_loop, {}, ("finding", "DIST_INFO_INVALID", "loop", "Too many levels of symbolic links")),
-    Case("site-packages-outside", FACTS, b_site_outside, {}, ("finding", "RECORD_PATH_OUTSIDE_VENV", "torch 2.9.1", "outside the venv")),
+         ("finding", "RECORD_MODIFIED_FILES", "fifo 1.0",
+          "fifo 1.0: 1 file(s) differ from RECORD (sha256): 1 shared library: libfifo.so.1. No other wheel "
+          "wrote them and fifo is outside the CUDA stack: if they are your own edits, cuda_venv_repair leaves "
+          "them as they are.")),
+    Case("symlink-dir-loop", FACTS, b_symlink_dir_loop, {},
+         ("finding", "RECORD_MISSING_FILES", "walker 1.0",
+          "walker 1.0: 1 of 1 files listed in RECORD are missing (metadata-only: only its dist-info is left): "
+          "1 shared library: x.so. No other wheel wrote them and walker is outside the CUDA stack: if they are "
+          "your own edits, cuda_venv_repair leaves them as they are.")),
+    Case("egg-info-symlink-loop", FACTS, b_egg_info_loop, {},
+         ("finding", "DIST_INFO_INVALID", "loop 1.0",
+          "loop-1.0.egg-info: egg-info: no RECORD; PKG-INFO is unreadable: Too many levels of symbolic links; "
+          "installed-files.txt is missing.")),
+    Case("site-packages-outside", FACTS, b_site_outside, {},
+         ("finding", "RECORD_PATH_OUTSIDE_VENV", "torch 2.9.1",
+          "torch 2.9.1 lists 4 path(s) outside the venv, which are never read, deleted or written: RECORD "
+          "entry 'torch/__init__.py' leaves the venv; RECORD entry 'torch-2.9.1.dist-info/METADATA' leaves the "
+          "venv; RECORD entry 'torch-2.9.1.dist-info/INSTALLER' leaves the venv.")),
     Case("site-packages-outside-repair", REPAIR, b_site_outside, dict(prune="all"),
-         ("finding", "RECORD_PATH_OUTSIDE_VENV", "torch 2.9.1", "outside the venv")),
-    Case("record-dotdot", FACTS, b_record_dotdot, {}, ("finding", "RECORD_PATH_OUTSIDE_VENV", "escape 1.0", "leaves the venv")),
-    Case("record-absolute", FACTS, b_record_absolute, {}, ("finding", "RECORD_PATH_OUTSIDE_VENV", "absolute 1.0", "leaves the venv")),
+         ("finding", "RECORD_PATH_OUTSIDE_VENV", "torch 2.9.1",
+          "torch 2.9.1 lists 4 path(s) outside the venv, which are never read, deleted or written: RECORD "
+          "entry 'torch/__init__.py' leaves the venv; RECORD entry 'torch-2.9.1.dist-info/METADATA' leaves the "
+          "venv; RECORD entry 'torch-2.9.1.dist-info/INSTALLER' leaves the venv.")),
+    Case("record-dotdot", FACTS, b_record_dotdot, {},
+         ("finding", "RECORD_PATH_OUTSIDE_VENV", "escape 1.0",
+          "escape 1.0 lists 1 path(s) outside the venv, which are never read, deleted or written: RECORD entry "
+          "'../../../../outside/victim.txt' leaves the venv.")),
+    Case("record-absolute", FACTS, b_record_absolute, {},
+         ("finding", "RECORD_PATH_OUTSIDE_VENV", "absolute 1.0",
+          "absolute 1.0 lists 1 path(s) outside the venv, which are never read, deleted or written: RECORD "
+          "entry '{tmp}/outside/victim.txt' leaves the venv.")),
     Case("record-through-symlink", FACTS, b_record_through_symlink, {},
-         ("finding", "RECORD_PATH_OUTSIDE_VENV", "through 1.0", "'link/victim.txt' leaves the venv")),
+         ("finding", "RECORD_PATH_OUTSIDE_VENV", "through 1.0",
+          "through 1.0 lists 1 path(s) outside the venv, which are never read, deleted or written: RECORD "
+          "entry 'link/victim.txt' leaves the venv.")),
     # --- state left by other runs ---
     Case("journal-garbage", REPAIR, b_journal_garbage, {}, ("fail", ["journal.jsonl line 1 is not a JSON record", "move the file aside"])),
     Case("state-dir-is-a-file", REPAIR, b_state_dir_file, {}, ("fail", [".cuda_venv/lock", "cannot create the lock"])),
@@ -554,9 +645,11 @@ def test_bad_input(tmp_path, bank, case):
     else:
         _kind, code, subject, message = case.expect
         facts = run.result.get("ansible_facts", {}).get("cuda_venv", run.result)
-        hits = [f for f in facts.get("findings", []) if f["code"] == code and subject in f["subject"]]
+        places = dict(venv=str(ctx.venv), site=str(ctx.site), tmp=str(tmp_path))
+        subject, message = subject.format(**places), message.format(**places)
+        hits = [f for f in facts.get("findings", []) if f["code"] == code and f["subject"] == subject]
         assert hits, "no %s finding about %s: %s" % (code, subject, json.dumps(facts.get("findings"), indent=1)[:3000])
-        assert any(message in f["message"] for f in hits), [f["message"] for f in hits]
+        assert [f["message"] for f in hits] == [message]
     assert unchanged_but_state_dir(before, after, tmp_path, path) == []
     assert not os.path.exists("/tmp/cuda-venv-pwned")
 

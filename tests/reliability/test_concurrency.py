@@ -10,7 +10,7 @@ import time
 
 import pytest
 
-from local_servers import SilentServer
+from ansible_collections.gpuops.cuda_venv.tests.support.local_servers import SilentServer
 from reliability_tools import FULL, ROOT, finish_child, repair_args, run_child, start_child
 
 SUMMARY = os.path.join(ROOT, "build", "reliability", "load.json")

@@ -19,7 +19,7 @@ from hypothesis import strategies as st
 from hypothesis.configuration import set_hypothesis_home_dir
 from hypothesis.database import DirectoryBasedExampleDatabase
 
-from reliability_tools import FULL, ROOT
+from reliability_tools import ROOT
 
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._read.distributions import (
     RECORD_LIMIT, entry_location, read_distributions)
@@ -142,14 +142,31 @@ def test_metadata_and_folder_names_never_raise(metadata, folder):
             assert "METADATA is not UTF-8" in dist.problems
 
 
-@pytest.mark.skipif(EXAMPLES <= 1000 and not FULL, reason="writes and parses 64 MiB: make fuzz or CUDA_VENV_RELIABILITY=full")
 def test_huge_record_is_cut_and_reported(tmp_path):
-    line = b"pkg/__init__.py,,0\n"
-    record = line * (RECORD_LIMIT // len(line) + 2)
+    """Just past the 64 MiB limit, in rows of about 64 KiB (a thousand rows parse in well under a second; the
+    size, not the row count, is what the limit is about). The row length does not divide the limit, so the cut
+    falls inside a row: that row is dropped, every row before it is read whole."""
+    line = b"pkg/" + b"x" * (64 * 1024 - 12) + b".py,,0\n"
+    assert RECORD_LIMIT % len(line) != 0
+    rows = RECORD_LIMIT // len(line) + 1
+    _root, site = _site_with(str(tmp_path), record=line * rows, metadata=b"Name: fuzz\nVersion: 1.0\n")
+    dist = _read_one(site)
+    assert dist.problems == ("RECORD larger than 64 MiB: read the first 64 MiB",)
+    assert len(dist.entries) == rows - 1 == 1024
+    assert {entry.path for entry in dist.entries} == {line.split(b",", maxsplit=1)[0].decode()}
+
+
+def test_a_record_of_exactly_the_limit_is_read_whole(tmp_path):
+    line = b"pkg/" + b"x" * (64 * 1024 - 12) + b".py,,0\n"
+    pad = RECORD_LIMIT - (RECORD_LIMIT // len(line)) * len(line)
+    last = b"pkg/" + b"y" * (pad - 11) + b".py,,0\n"
+    record = line * (RECORD_LIMIT // len(line)) + last
+    assert len(record) == RECORD_LIMIT
     _root, site = _site_with(str(tmp_path), record=record, metadata=b"Name: fuzz\nVersion: 1.0\n")
     dist = _read_one(site)
-    assert "RECORD larger than 64 MiB: read the first 64 MiB" in dist.problems
-    assert len(dist.entries) == RECORD_LIMIT // len(line)
+    assert dist.problems == ()
+    assert len(dist.entries) == RECORD_LIMIT // len(line) + 1
+    assert dist.entries[-1].path == last.split(b",", maxsplit=1)[0].decode()
 
 
 # --- ELF --------------------------------------------------------------------------------------------------

@@ -10,7 +10,7 @@ import time
 
 import pytest
 
-from local_servers import SilentServer
+from ansible_collections.gpuops.cuda_venv.tests.support.local_servers import SilentServer
 from reliability_tools import COLLECTIONS, ROOT, child_env, repair_args, run_child, state_differences, state_rows
 
 HERE = os.path.dirname(os.path.abspath(__file__))

@@ -1,8 +1,10 @@
 """cuda_venv_repair through Ansible on stand-in CUDA venvs: plan, apply, idempotence, rollback, recovery."""
 
+import json
 import os
 import sys
 import threading
+import time
 
 import pytest
 
@@ -169,23 +171,58 @@ def test_killed_run_is_recovered_by_the_next(tmp_path, point, monkeypatch):
     assert codes(facts(tmp_path, info), "error") == []
 
 
-def test_two_runs_never_interleave(tmp_path):
-    info = fresh(tmp_path, "contaminated")
-    results = {}
+GATED_UV = """#!/bin/sh
+# The real uv, held at its first `uv pip ...` (inside the lock) until the test creates the file GATE.
+if [ "$1" = pip ]; then
+  n=0
+  while [ ! -e '{gate}' ] && [ $n -lt 1200 ]; do sleep 0.1; n=$((n + 1)); done
+fi
+exec '{uv}' "$@"
+"""
 
-    def run(key):
-        results[key] = repair(tmp_path / key, info)
-    for key in ("a", "b"):
+
+def _lock_holder(lock, deadline):
+    """The holder record the running repair wrote into its lock file (written once it holds the flock)."""
+    while time.monotonic() < deadline:
+        try:
+            with open(lock) as handle:
+                return json.loads(handle.read())
+        except (OSError, ValueError):
+            time.sleep(0.1)
+    raise AssertionError("the first run never took the lock %s" % lock)
+
+
+def test_two_runs_never_interleave(tmp_path):
+    """The first run holds the lock (its installer waits at a gate): the second, with lock_timeout 0, is refused
+    at once with the holder's pid and changes nothing; one with a lock_timeout waits, then finds a healthy venv."""
+    info = fresh(tmp_path, "contaminated")
+    gate, uv = tmp_path / "gate", tmp_path / "gated-uv"
+    real_uv = os.path.join(os.path.dirname(sys.executable), "uv")  # the tools venv's pinned uv
+    uv.write_text(GATED_UV.format(gate=gate, uv=real_uv))
+    uv.chmod(0o755)
+    results = {}
+    for key in ("a", "b", "c"):
         (tmp_path / key).mkdir()
-    threads = [threading.Thread(target=run, args=(k,)) for k in ("a", "b")]
-    for thread in threads:
-        thread.start()
-    for thread in threads:
-        thread.join()
-    outcomes = sorted((rc == 0, res.get("msg", "")) for rc, res, _out in results.values())
-    assert outcomes[1][0] is True
-    if outcomes[0][0] is False:  # they overlapped: the second failed at once, naming the holder
-        assert "is being repaired by pid" in outcomes[0][1]
+    first = threading.Thread(target=lambda: results.update(a=repair(tmp_path / "a", info, backend="uv", uv_executable=str(uv))))
+    first.start()
+    try:
+        holder = _lock_holder(info.venv / ".cuda_venv" / "lock", time.monotonic() + 120)
+        digest = tree_digest(str(info.venv))
+        rc, refused, output = repair(tmp_path / "b", info, lock_timeout=0)
+        assert rc != 0, output
+        assert refused["msg"] == "venv %s is being repaired by pid %d on %s since %s; retry later or raise lock_timeout" % (
+            info.venv, holder["pid"], holder["host"], holder["since"])
+        assert tree_digest(str(info.venv)) == digest
+        waiter = threading.Thread(target=lambda: results.update(c=repair(tmp_path / "c", info, lock_timeout=300)))
+        waiter.start()
+    finally:
+        gate.touch()
+        first.join()
+    waiter.join()
+    rc, result, output = results["a"]
+    assert rc == 0 and result["changed"] is True and result["healthy"] is True, output
+    rc, result, output = results["c"]
+    assert rc == 0 and result["changed"] is False and result["batches"] == [], output
     assert codes(facts(tmp_path, info), "error") == []
 
 

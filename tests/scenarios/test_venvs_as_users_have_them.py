@@ -7,6 +7,7 @@ Repair what is broken and nothing else: a moved venv's rewritten console scripts
 import os
 import shutil
 import subprocess
+import sys
 
 import pytest
 
@@ -183,14 +184,29 @@ def test_conflict_and_missing_files_messages_lead_with_the_shared_libraries(tmp_
     assert subjects(found, "FILE_OWNERSHIP_CONFLICT", "error")
 
 
-def test_a_wheel_missing_from_the_sources_is_unfixable_and_the_independent_batches_still_run(tmp_path):
-    """In place; with strategy swap the whole repair fails on its copy instead (the venv is left as it was)."""
+# What each real installer says when the wheelhouse lacks a wheel (its last lines, as the batch message keeps them;
+# the stand-in venvs are made with this Python).
+INSTALLER_NOT_FOUND = {
+    "pip": "ERROR: Could not find a version that satisfies the requirement nvidia-nccl-cu12==2.27.5 (from versions: "
+           "none) | ERROR: No matching distribution found for nvidia-nccl-cu12==2.27.5",
+    "uv": "Using Python %(python)s environment at: %(venv)s | error: No solution found when resolving dependencies |   "
+          "cause: Because nvidia-nccl-cu12 was not found in the provided package locations and you require "
+          "nvidia-nccl-cu12==2.27.5, we can conclude that your requirements are unsatisfiable.",
+}
+
+
+@pytest.mark.parametrize("backend", ["pip", "uv"])
+def test_a_wheel_missing_from_the_sources_is_unfixable_and_the_independent_batches_still_run(tmp_path, backend):
+    """In place; with strategy swap the whole repair fails on its copy instead (the venv is left as it was). Each
+    installer's own not-found words are read (installers' _NOT_FOUND patterns)."""
     info = build_scenario("gutted", tmp_path / "built", cache=CACHE)
     wheelhouse = tmp_path / "wheelhouse-without-nccl"
     shutil.copytree(str(info.wheelhouse), str(wheelhouse))
     for wheel in wheelhouse.glob("nvidia_nccl_cu12-*.whl"):
         wheel.unlink()
-    args = dict(path=str(info.venv), find_links=[str(wheelhouse)], no_index=True, backend="pip", batch_size=1)
+    args = dict(path=str(info.venv), find_links=[str(wheelhouse)], no_index=True, backend=backend, batch_size=1)
+    if backend == "uv":
+        args["uv_executable"] = os.path.join(os.path.dirname(sys.executable), "uv")  # the tools venv's pinned uv
     digest = tree_digest(str(info.venv))
     rc, on_copy, output = run_module(tmp_path, "cuda_venv_repair", dict(args, strategy="swap"))
     assert rc != 0 and on_copy["strategy"] == "swap", output
@@ -201,11 +217,10 @@ def test_a_wheel_missing_from_the_sources_is_unfixable_and_the_independent_batch
     assert rc != 0, output
     planned = {b["batch"]: [a["name"] for a in b["actions"]] for b in result["plan"]["batches"]}
     [nccl] = [number for number, names in planned.items() if names == ["nvidia-nccl-cu12"]]
+    said = INSTALLER_NOT_FOUND[backend] % {"python": "%d.%d.%d" % sys.version_info[:3], "venv": info.venv}
     assert result["msg"] == (
-        "batch %d: reinstall failed: ERROR: Could not find a version that satisfies the requirement "
-        "nvidia-nccl-cu12==2.27.5 (from versions: none) | ERROR: No matching distribution found for "
-        "nvidia-nccl-cu12==2.27.5; unfixable: nvidia-nccl-cu12==2.27.5 not found in the wheel sources (find-links %s; "
-        "no index); the other batches ran" % (nccl, wheelhouse))
+        "batch %d: reinstall failed: %s; unfixable: nvidia-nccl-cu12==2.27.5 not found in the wheel sources (find-links "
+        "%s; no index); the other batches ran" % (nccl, said, wheelhouse))
     assert [(b["batch"], b["result"]) for b in result["batches"]] == [
         (number, "rolled back" if number == nccl else "committed") for number in sorted(planned)]
     assert result["plan"]["unfixable"] == [result["msg"][:-len("; the other batches ran")]]

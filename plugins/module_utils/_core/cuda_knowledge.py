@@ -57,7 +57,7 @@ COLLIDING_FAMILIES = (
 # torch/__init__.py _preload_cuda_deps: folder under nvidia/, library glob; in torch's order.
 TORCH_PRELOAD = (
     ("cublas", "libcublasLt.so.*[0-9]"), ("cublas", "libcublas.so.*[0-9]"), ("cudnn", "libcudnn.so.*[0-9]"),
-    ("cuda_nvrtc", "libnvrtc.so.*[0-9]"), ("cuda_runtime", "libcudart.so.*[0-9]"),
+    ("cuda_nvrtc", "libnvrtc.so.*[0-9]"), ("cuda_nvrtc", "libnvrtc-builtins.so.*[0-9]"), ("cuda_runtime", "libcudart.so.*[0-9]"),
     ("cuda_cupti", "libcupti.so.*[0-9]"), ("cufft", "libcufft.so.*[0-9]"), ("curand", "libcurand.so.*[0-9]"),
     ("nvjitlink", "libnvJitLink.so.*[0-9]"), ("cusparse", "libcusparse.so.*[0-9]"),
     ("cusparselt", "libcusparseLt.so.*[0-9]"), ("cusolver", "libcusolver.so.*[0-9]"),

@@ -5,15 +5,17 @@
 
 from __future__ import annotations
 
+import json
 import os
 
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._act.journal import Journal
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._act.repair import RepairOptions
-from ansible_collections.gpuops.cuda_venv.plugins.module_utils._act.swap import IN_PLACE, Strategy, swap_dir_of
+from ansible_collections.gpuops.cuda_venv.plugins.module_utils._act.swap import IN_PLACE, Strategy, open_swap, swap_dir_of
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._act.swap_run import (
-    SPARE_INODES, _share_bytecode, _verification_problem, check_strategy, decide, plan_needs, plan_on_copy)
+    SPARE_INODES, _close_failed, _Flow, _share_bytecode, _verification_problem, check_strategy, decide, plan_needs, plan_on_copy)
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._decide.plan import Action, Batch, DesiredState, Plan
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._read.observe import FactsOptions
+from ansible_collections.gpuops.cuda_venv.tests.support.tree_digest import tree_digest
 from ansible_collections.gpuops.cuda_venv.tests.unit.plugins.module_utils import observations as O
 
 EMPTY = Plan(batches=(), unfixable=())
@@ -91,3 +93,36 @@ def test_the_records_a_swap_trims_are_the_copys():
                                                outside=("../../../../outside/victim.txt",)),)
     assert moved.batches[1] == plan.batches[1]
     assert plan.batches[0].actions[0].record.startswith(live + "/")  # the live plan, as reported, is unchanged
+
+
+def _small_venv(tmp_path):
+    root = tmp_path / "venvs" / "train"
+    site = root / "lib" / "python3.12" / "site-packages"
+    site.mkdir(parents=True)
+    (root / "pyvenv.cfg").write_text("home = /usr/bin\n")
+    (site / "a.py").write_text("A = 1\n")
+    return str(root)
+
+
+def test_a_swap_that_fails_after_the_copy_discards_it_and_closes_its_journal(tmp_path):
+    """The failure paths (copy made, then a batch or the verification fails): the copy is removed, the swap's
+    journal ends with a "discarded" record naming the reason and is closed (kept as journal.prev.jsonl); the live
+    venv is byte-identical."""
+    root = _small_venv(tmp_path)
+    before = tree_digest(root)
+    flow = _Flow(run=None, root=root, state_dir=os.path.join(root, ".cuda_venv"))
+    flow.start()
+    assert flow.copy == os.path.join(swap_dir_of(root), "next")
+    assert sorted(os.listdir(flow.copy)) == [".cuda_venv", "lib", "pyvenv.cfg"]  # its state dir: the lock shared
+    assert open_swap(flow.journal) is not None
+    _close_failed(flow, "batch 1: reinstall failed: exit code 1")
+    assert not os.path.exists(flow.copy)
+    assert open_swap(Journal(swap_dir_of(root))) is None and Journal(swap_dir_of(root)).records() == []
+    with open(os.path.join(swap_dir_of(root), "journal.prev.jsonl")) as handle:
+        steps = [(r["step"], r.get("outcome"), r.get("reason")) for r in map(json.loads, handle)]
+    assert steps == [("begin", None, None), ("copied", None, None),
+                     ("done", "discarded", "batch 1: reinstall failed: exit code 1")]
+    assert tree_digest(root) == before
+    _close_failed(flow, "again")  # a second close (the rollback already closed it) adds nothing
+    with open(os.path.join(swap_dir_of(root), "journal.prev.jsonl")) as handle:
+        assert len(handle.readlines()) == 3

@@ -5,9 +5,16 @@
 
 from __future__ import annotations
 
+import ast
+import fnmatch
+import json
+import os
+
 import pytest
 
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._core import cuda_knowledge as cuda
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))))))
 
 LINUX = '; platform_system == "Linux" and platform_machine == "x86_64"'
 
@@ -133,8 +140,30 @@ def test_driver_sonames_are_cuda_sonames():
     assert all(cuda.is_cuda_soname(s) for s in cuda.DRIVER_SONAMES)
 
 
-def test_torch_preload_order_is_torchs():
-    """torch/__init__.py _preload_cuda_deps: cublasLt before cublas, cudnn next, cufile last."""
-    assert [lib.split(".so", 1)[0] for _folder, lib in cuda.TORCH_PRELOAD] == [
-        "libcublasLt", "libcublas", "libcudnn", "libnvrtc", "libcudart", "libcupti", "libcufft", "libcurand",
-        "libnvJitLink", "libcusparse", "libcusparseLt", "libcusolver", "libnccl", "libnvshmem_host", "libcufile"]
+def _standin_torch_preload():
+    """The cuda_libs list of the stand-in torch's _preload_cuda_deps (a copy of the real torch/__init__.py's)."""
+    with open(os.path.join(ROOT, "tests", "standin", "payload", "torch", "__init__.py.in")) as handle:
+        tree = ast.parse(handle.read())
+    for node in ast.walk(tree):
+        if isinstance(node, ast.FunctionDef) and node.name == "_preload_cuda_deps":
+            for stmt in node.body:
+                if isinstance(stmt, ast.Assign) and stmt.targets[0].id == "cuda_libs":
+                    return tuple(ast.literal_eval(stmt.value))
+    raise AssertionError("no cuda_libs in the stand-in torch's _preload_cuda_deps")
+
+
+def test_torch_preload_is_torchs_own_list():
+    """The same libraries in the same order as torch's _preload_cuda_deps (cublasLt before cublas)."""
+    assert cuda.TORCH_PRELOAD == _standin_torch_preload()
+
+
+@pytest.mark.parametrize("layout", ["torch-2.9.1-cu128.json", "torch-2.14.1-cu130.json"])
+def test_every_torch_preload_glob_finds_its_library_in_the_measured_wheels(layout):
+    """Each (folder, glob) matches a library the real wheels install (tests/standin/data/measured): in its own
+    folder (CUDA 12) or in CUDA 13's shared nvidia/cu13 (cudnn, cusparselt, nccl, nvshmem keep their own)."""
+    with open(os.path.join(ROOT, "tests", "standin", "data", "measured", layout)) as handle:
+        paths = [f["path"] for dist in json.load(handle)["distributions"] for f in dist["elf_files"]]
+    missing = [(folder, pattern) for folder, pattern in cuda.TORCH_PRELOAD
+               if not any(fnmatch.filter(paths, "nvidia/%s/lib/%s" % (sub, pattern))
+                          for sub in (folder,) + cuda.TORCH_PRELOAD_SHARED_FOLDERS)]
+    assert missing == []

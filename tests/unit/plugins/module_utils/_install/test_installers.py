@@ -9,6 +9,7 @@ import base64
 import csv
 import glob
 import hashlib
+import importlib.metadata as importlib_metadata
 import os
 import shutil
 import stat
@@ -49,6 +50,19 @@ NO_INDEX = WheelSources(find_links=("/wh", "https://h/links.html"), no_index=Tru
 INDEXES = WheelSources(index_url="https://mirror/simple", extra_index_urls=("https://e1/simple", "https://e2/simple"))
 ALL = WheelSources(find_links=("/wh",), index_url="https://mirror/simple", extra_index_urls=("https://e1/simple",))
 EXTRA_ONLY = WheelSources(extra_index_urls=("https://e1/simple",))
+
+
+def real_pip_version():
+    """(what this Python's real pip prints for --version, its installed version)."""
+    done = subprocess.run([sys.executable, "-m", "pip", "--version"], capture_output=True, text=True, check=True)
+    return done.stdout, importlib_metadata.version("pip")
+
+
+def real_uv_version():
+    """(what the real uv beside this Python prints for --version, its installed version)."""
+    uv = os.path.join(os.path.dirname(sys.executable), "uv")
+    done = subprocess.run([uv, "--version"], capture_output=True, text=True, check=True)
+    return done.stdout, importlib_metadata.version("uv")
 
 
 def pip_backend(sources=WheelSources(), replies=(), timeout=None):
@@ -178,8 +192,9 @@ def test_pip_names_starting_with_dash_stay_after_double_dash():
 
 
 def test_pip_version_parsed_from_pip_output():
-    backend, runner = pip_backend(replies=[reply(stdout="pip 23.2.1 from /venv/lib/python3.11/site-packages/pip (python 3.11)\n")])
-    assert backend.version() == "23.2.1"
+    text, version = real_pip_version()
+    backend, runner = pip_backend(replies=[reply(stdout=text)])
+    assert backend.version() == version
     assert runner.argvs == [tuple(PIP + ["--version"])]
 
 
@@ -243,8 +258,9 @@ def test_uv_names_starting_with_dash_stay_after_double_dash():
 
 
 def test_uv_version_parsed_from_uv_output():
-    backend, runner = uv_backend(replies=[reply(stdout="uv 0.13.9 (x86_64-unknown-linux-gnu)\n")])
-    assert backend.version() == "0.13.9"
+    text, version = real_uv_version()
+    backend, runner = uv_backend(replies=[reply(stdout=text)])
+    assert backend.version() == version
     assert runner.argvs == [(UV, "--version")]
 
 
@@ -374,7 +390,7 @@ def test_select_uv_without_uv_names_every_place_looked_in(layout):
 
 def test_select_auto_without_uv_is_pip_checked_to_run(layout):
     python, env, _tmp, own = layout
-    runner = RecordingRunner([reply(stdout="pip 26.2.1 from /x (python 3.12)\n")])
+    runner = RecordingRunner([reply(stdout=real_pip_version()[0])])
     backend = select_backend("auto", python, runner, NO_INDEX, timeout=30, environ=env, own_python=own)
     assert (type(backend), backend.python, backend.sources, backend.timeout) == (PipBackend, python, NO_INDEX, 30)
     assert runner.argvs == [(python, "-I", "-m", "pip", "--version")]
@@ -383,7 +399,7 @@ def test_select_auto_without_uv_is_pip_checked_to_run(layout):
 def test_select_auto_follows_a_uv_made_venv_to_uv_beside_its_python(layout):
     python, env, _tmp, own = layout
     uv = _executable_file(os.path.join(os.path.dirname(python), "uv"))
-    runner = RecordingRunner([reply(stdout="uv 0.13.9\n")])
+    runner = RecordingRunner([reply(stdout=real_uv_version()[0])])
     backend = select_backend("auto", python, runner, environ=env, recorded="uv", has_pip=False, own_python=own)
     assert (type(backend), backend.uv, backend.python) == (UvBackend, uv, python)
     assert runner.argvs == [(uv, "--version")]
@@ -392,7 +408,7 @@ def test_select_auto_follows_a_uv_made_venv_to_uv_beside_its_python(layout):
 def test_select_auto_keeps_a_pip_made_venv_on_its_pip_though_uv_is_there(layout):
     python, env, _tmp, own = layout
     _executable_file(os.path.join(os.path.dirname(python), "uv"))
-    runner = RecordingRunner([reply(stdout="pip 26.2.1 from /x (python 3.12)\n")])
+    runner = RecordingRunner([reply(stdout=real_pip_version()[0])])
     backend = select_backend("auto", python, runner, environ=env, recorded="pip", has_pip=True, own_python=own)
     assert isinstance(backend, PipBackend) and not isinstance(backend, UvBackend)
     assert runner.argvs == [(python, "-I", "-m", "pip", "--version")]
@@ -403,7 +419,7 @@ def test_select_auto_finds_uv_for_a_venv_without_pip(layout, where):
     python, env, tmp, own = layout
     folder = tmp / "home" / ".local" / "bin" if where == "home-local-bin" else tmp / "tools" / "bin"
     uv = _executable_file(str(folder / "uv"))
-    runner = RecordingRunner([reply(stdout="uv 0.13.9\n")])
+    runner = RecordingRunner([reply(stdout=real_uv_version()[0])])
     backend = select_backend("auto", python, runner, environ=env, recorded="pip", has_pip=False, own_python=own)
     assert (type(backend), backend.uv) == (UvBackend, uv)
 
@@ -426,7 +442,7 @@ def test_select_uv_prefers_path_and_explicit_path(layout):
     on_path = _executable_file(str(tmp / "empty" / "uv"))
     assert find_uv(python, env, own) == on_path
     explicit = _executable_file(str(tmp / "other" / "uv"))
-    backend = select_backend("uv", python, RecordingRunner([reply(stdout="uv 0.4.23\n")]), uv_path=explicit, environ=env)
+    backend = select_backend("uv", python, RecordingRunner([reply(stdout=real_uv_version()[0])]), uv_path=explicit, environ=env)
     assert backend.uv == explicit
 
 
@@ -584,6 +600,29 @@ def test_real_missing_version_surfaces_the_installer_message(venv, wheelhouse):
         assert "No matching distribution found for %s==9.9" % ALPHA in result.stderr
     else:
         assert "there is no version of %s==9.9" % ALPHA in result.stderr
+
+
+@pytest.mark.parametrize("requirement, lacking", [
+    ("%s==9.9" % ALPHA, ALPHA),  # the name is there, not the version
+    ("gpuops_cvt.Absent==1.0", "gpuops-cvt-absent"),  # no such name: reported canonical
+])
+def test_real_not_found_names_what_the_sources_lack(venv, wheelhouse, requirement, lacking):
+    """pip's and uv's own words, read by not_found (uv's patterns included); the other requirement is there."""
+    backend = real_backend(venv, WheelSources(find_links=(wheelhouse,), no_index=True))[0]
+    result = backend.install([requirement, BETA])
+    assert not result.ok
+    assert backend.not_found(result) == [lacking], result.stderr
+
+
+def test_real_version_is_the_installed_one(venv):
+    backend = real_backend(venv, WheelSources())[0]
+    if venv.kind == "pip":
+        [info] = glob.glob(os.path.join(venv.site, "pip-*.dist-info"))
+        expected = os.path.basename(info)[len("pip-"):-len(".dist-info")]
+    else:
+        expected = subprocess.run([venv.uv, "self", "version", "--short"], capture_output=True, text=True,
+                                  check=False).stdout.split(" ")[0].strip() or importlib_metadata.version("uv")
+    assert backend.version() == expected
 
 
 def test_real_unreachable_index_keeps_the_secret_out_of_the_result(venv):

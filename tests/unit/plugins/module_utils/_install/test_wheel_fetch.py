@@ -14,10 +14,23 @@ from ansible_collections.gpuops.cuda_venv.plugins.module_utils._core.runner impo
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._install.installers import PipBackend, UvBackend, WheelSources
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._install.wheel_fetch import FetchError, download, resolve
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._read.probe import query_interpreter
+from ansible_collections.gpuops.cuda_venv.tests.support.local_servers import AuthIndex
 from ansible_collections.gpuops.cuda_venv.tests.support.wheel_helpers import make_wheel
 from ansible_collections.gpuops.cuda_venv.tests.unit.plugins.module_utils.recording_runner import RecordingRunner, reply
 
 UV = os.path.join(os.path.dirname(sys.executable), "uv")  # the tools venv's pinned uv
+
+
+class _KeepingRunner(SubprocessRunner):
+    """The real runner, keeping each result (the unredacted output the code under test read)."""
+
+    def __init__(self):
+        super().__init__()
+        self.results = []
+
+    def run(self, argv, **kwargs):
+        self.results.append(super().run(argv, **kwargs))
+        return self.results[-1]
 
 
 def test_pip_resolution_argv_and_result(tmp_path):
@@ -56,10 +69,13 @@ def test_download_with_pip_into_the_folder_with_the_same_sources(tmp_path):
 
 
 def test_download_goes_on_without_what_the_sources_do_not_offer(tmp_path):
-    runner = RecordingRunner([reply(1, stderr="ERROR: No matching distribution found for demo-absent==1.0"), reply(0)])
-    backend = PipBackend(sys.executable, runner, WheelSources(find_links=(str(tmp_path),), no_index=True))
-    assert download(backend, ["demo-absent==1.0", "demo==1.0"], "/dl", None, False, ()) == ["demo-absent==1.0"]
+    """Real pip says what the wheelhouse lacks; the rest is downloaded in a second call."""
+    make_wheel(str(tmp_path / "wh"), "demo", "1.0")
+    runner = RecordingRunner(passthrough=True)
+    backend = PipBackend(sys.executable, runner, WheelSources(find_links=(str(tmp_path / "wh"),), no_index=True))
+    assert download(backend, ["demo-absent==1.0", "demo==1.0"], str(tmp_path / "dl"), None, False, ()) == ["demo-absent==1.0"]
     assert [argv[argv.index("--") + 1:] for argv in runner.argvs] == [("demo-absent==1.0", "demo==1.0"), ("demo==1.0",)]
+    assert os.listdir(str(tmp_path / "dl")) == ["demo-1.0-py3-none-any.whl"]
 
 
 def test_uv_backend_downloads_with_this_modules_pip_for_the_venvs_python(tmp_path, empty_venv):
@@ -82,6 +98,23 @@ def test_a_failed_fetch_is_redacted(tmp_path):
         download(backend, ["demo==1.0"], str(tmp_path), None, True, backend.sources.secrets())
     assert "t0ken" not in str(caught.value)
     assert "ERROR: 401 for https://***@index.invalid/simple/demo/" in str(caught.value)
+
+
+def test_an_index_refusing_the_credentials_reads_as_not_offered_real_pip(tmp_path):
+    """A loopback index answers 401 to the wrong token: real pip says only "No matching distribution", so
+    download reports the requirement as not offered (and fetches nothing)."""
+    make_wheel(str(tmp_path / "wh"), "demo", "1.0")
+    runner = _KeepingRunner()
+    with AuthIndex([tmp_path / "wh"], "u", "right-password") as index:
+        url = "http://u:t0ken@127.0.0.1:%d/simple" % index.port
+        backend = PipBackend(sys.executable, runner, WheelSources(index_url=url), environ=dict(os.environ, PIP_RETRIES="0", PIP_CONFIG_FILE=os.devnull))
+        missing = download(backend, ["demo==1.0"], str(tmp_path / "dl"), None, True, backend.sources.secrets())
+    assert missing == ["demo==1.0"]
+    assert index.requests == [("/simple/demo/", False)]
+    assert runner.results[-1].stderr == (  # no word of the 401: pip's --no-input gives up on it silently
+        "ERROR: Could not find a version that satisfies the requirement demo==1.0 (from versions: none)\n"
+        "ERROR: No matching distribution found for demo==1.0\n")
+    assert not os.path.exists(str(tmp_path / "dl")) or os.listdir(str(tmp_path / "dl")) == []
 
 
 def test_pip_report_that_is_not_json_is_a_clear_error():
