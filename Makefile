@@ -128,6 +128,7 @@ test-tools:
 	@missing=; command -v gcc >/dev/null || missing="$$missing gcc"; \
 	echo 'int x;' | gcc -m32 -shared -x c -o /dev/null - 2>/dev/null || missing="$$missing gcc-multilib"; \
 	for tool in setpriv unshare mount; do command -v $$tool >/dev/null || { missing="$$missing util-linux mount"; break; }; done; \
+	for shell in fish tcsh; do command -v $$shell >/dev/null || missing="$$missing $$shell"; done; \
 	if [ -n "$$missing" ]; then \
 	  if [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null; then \
 	    echo "make: installing$$missing with apt-get"; \

@@ -113,6 +113,33 @@ def test_bash_exports_the_constraint_and_deactivate_restores_what_was_there(scri
     assert out == "in=/mine.txt %s\nout=/mine.txt\n" % FILE
 
 
+# Each shell's run of ``SCRIPT`` (the guarded activate script): print UV_CONSTRAINT, deactivate, print it or "unset".
+OTHER_SHELLS = {
+    "activate.fish": (["fish"], 'source SCRIPT\necho "in=$UV_CONSTRAINT"\ndeactivate\n'
+                                'if set -q UV_CONSTRAINT\n  echo "out=$UV_CONSTRAINT"\nelse\n  echo out=unset\nend\n'),
+    "activate.csh": (["tcsh", "-f"], 'set prompt = ""\nsource SCRIPT\necho "in=$UV_CONSTRAINT"\ndeactivate\n'
+                                     'if ($?UV_CONSTRAINT) then\n  echo "out=$UV_CONSTRAINT"\nelse\n  echo out=unset\nendif\n'),
+}
+
+
+@pytest.mark.parametrize("maker", ["std", "uv"])
+@pytest.mark.parametrize("name", sorted(OTHER_SHELLS))
+def test_fish_and_csh_export_the_constraint_and_deactivate_restores_what_was_there(scripts, tmp_path, maker, name):
+    """The real fish and tcsh (make test-tools installs them) source the guarded scripts of both venv makers."""
+    text = scripts[(maker, name)]
+    script = tmp_path / name
+    script.write_text(apply(text, activate_insertions(text, SHELLS[name], FILE)))
+    shell, run = OTHER_SHELLS[name]
+    runner = tmp_path / "run"
+    runner.write_text(run.replace("SCRIPT", str(script)))
+    env = {"PATH": os.environ["PATH"], "HOME": str(tmp_path)}
+    out = subprocess.run(shell + [str(runner)], env=env, capture_output=True, text=True, check=True, cwd=str(tmp_path)).stdout
+    assert out.splitlines() == ["in=%s" % FILE, "out=unset"]
+    out = subprocess.run(shell + [str(runner)], env=dict(env, UV_CONSTRAINT="/mine.txt"), capture_output=True, text=True,
+                         check=True, cwd=str(tmp_path)).stdout
+    assert out.splitlines() == ["in=/mine.txt %s" % FILE, "out=/mine.txt"]
+
+
 def test_an_activate_script_without_deactivate_is_refused():
     for shell in SHELLS.values():
         with pytest.raises(GuardEditError):
