@@ -185,3 +185,27 @@ def test_equal_times_give_unknown(tmp_path, reverted, pip_venv):
         assert [(t["time"], t["installer"]) for t in history] == expected
     assert history[0]["reason"].endswith("carry the same whole-second time 2026-05-28T20:26:40.000Z: set by a tool "
                                          "(a copy, an archive), not written by an installer")
+
+
+def test_a_script_running_venv_uv_and_pip_back_to_back_makes_three_transactions(tmp_path, wheels):
+    """As the acceptance build does (no pause): python -m venv, uv pip install torch, pip install the consumer. The
+    three runs share one window (uv came 0.2 s after ensurepip on the real venv): each installer's stretch is a run."""
+    cu12, cu13, extras = wheels
+    venv = tmp_path / "venv"
+    os.environ["UV_CACHE_DIR"] = str(tmp_path / "uv-cache")
+    try:
+        make_venv(venv)
+        uv_install(venv, ["torch==2.9.1"], [cu12])
+        pip_install(venv, ["sglang-kernel==0.3.21"], [cu13, extras])
+    finally:
+        os.environ.pop("UV_CACHE_DIR", None)
+    result = facts(tmp_path, venv)
+    history = result["history"]
+    assert [(t["number"], t["installer"]) for t in history] == [(1, "pip"), (2, "uv"), (3, "pip")], history
+    assert names(history[0]["distributions"]) == ["pip"] and "torch 2.9.1" in history[1]["distributions"]
+    assert names(history[2]["distributions"]) == ["nvidia-cublas", "nvidia-cuda-nvrtc", "nvidia-cudnn-cu13", "sglang-kernel"]
+    assert history[0]["time"] < history[1]["time"] < history[2]["time"]
+    [source] = sources(result)
+    assert (source["details"]["transaction"], source["details"]["installer"], source["details"]["time"]) == (
+        3, "pip", history[2]["time"])
+    assert "their root is sglang-kernel 0.3.21, requested with pip at %s" % history[2]["time"] in source["message"]

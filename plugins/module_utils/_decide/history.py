@@ -10,8 +10,10 @@ Pure: a function of the distributions and their install stamps (``_read/install_
 - one run writes its dist-info folders one after another; the gap before the next one is at most the time
   writing that distribution's bytes takes: ``GAP`` plus its RECORD size at ``RATE``. A longer gap starts a
   new run;
-- one run is one installer: a window holding two installers is not two runs told apart but times that
-  cannot be told apart (a copy that reset them, or two runs closer than ``GAP``): its time is "unknown";
+- one run is one installer: within a window, each stretch of one installer is a run when the installers
+  take turns at most twice (``MAX_STRETCHES``: a script's ``python -m venv``, then ``uv pip install``, then
+  ``pip install``; measured 0.2 s between the first two on the real torch venv). More turns are times that
+  cannot be told apart (a copy that reset them, in directory order): "unknown";
 - several distributions with one identical whole-second time were set by a tool (touch, tar, a copy with a
   fixed time), not written by an installer: "unknown";
 - a stamp the reader could not trust (a time after the clock, RECORD before INSTALLER): "unknown".
@@ -28,6 +30,7 @@ from ansible_collections.gpuops.cuda_venv.plugins.module_utils._read.install_tim
 GAP = 1.0  # seconds between two dist-info folders of one run, beyond the time their bytes take
 RATE = 10 * 1024 * 1024  # bytes per second a slow disk unpacks and byte-compiles
 UNKNOWN = "unknown"
+MAX_STRETCHES = 3  # stretches of one installer a window may hold and still be runs told apart
 
 
 @dataclass(frozen=True)
@@ -68,11 +71,12 @@ def transactions(dists, stamps) -> List[Transaction]:
     known.sort(key=lambda item: (item[0], item[1].key))
     runs = []
     for window in _windows(known):
-        why = _why_unknown(window)
+        stretches = _stretches(window)
+        why = _same_second(window) or (_interleaved(window) if len(stretches) > MAX_STRETCHES else None)
         if why:
             unknown.extend((dist, why) for _t, dist, _s in window)
         else:
-            runs.append(window)
+            runs.extend(stretches)
     result = [Transaction(n, w[0][0], w[-1][0], _installer(w[0][1]), tuple(d for _t, d, _s in w))
               for n, w in enumerate(runs, 1)]
     by_installer: dict = {}
@@ -111,12 +115,25 @@ def _windows(known):
         yield window
 
 
-def _why_unknown(window) -> Optional[str]:
+def _stretches(window) -> list:
+    """The window cut at each change of installer."""
+    stretches: list = []
+    for item in window:
+        if stretches and _installer(stretches[-1][-1][1]) == _installer(item[1]):
+            stretches[-1].append(item)
+        else:
+            stretches.append([item])
+    return stretches
+
+
+def _interleaved(window) -> str:
     installers = sorted({_installer(dist) for _t, dist, _s in window})
-    if len(installers) > 1:
-        return ("%s wrote dist-info folders within one window (%s to %s); one run is one installer: the times were "
-                "reset (a copy?) or the runs came too close to tell apart" % (
-                    " and ".join(installers), iso_time(window[0][0]), iso_time(window[-1][0])))
+    return ("%s wrote dist-info folders within one window (%s to %s), taking turns %d times; one run is one "
+            "installer: the times were reset (a copy?) or the runs came too close to tell apart" % (
+                " and ".join(installers), iso_time(window[0][0]), iso_time(window[-1][0]), len(_stretches(window)) - 1))
+
+
+def _same_second(window) -> Optional[str]:
     times = {t for t, _d, _s in window}
     if len(window) > 1 and len(times) == 1 and float(window[0][0]).is_integer():
         return "%d dist-info folders carry the same whole-second time %s: set by a tool (a copy, an archive), " \

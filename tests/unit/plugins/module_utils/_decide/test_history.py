@@ -47,16 +47,32 @@ def test_an_installer_change_beyond_the_gap_is_a_new_transaction():
     assert [(t[2], t[3]) for t in table(dists, stamps)] == [("uv", ["a 1.0", "b 1.0"]), ("pip", ["c 1.0"])]
 
 
-def test_two_installers_in_one_window_are_unknown_not_two_runs():
+def test_installers_taking_turns_within_one_window_are_runs_up_to_three_stretches():
+    """The real acceptance build (tests/acceptance): python -m venv (ensurepip), uv 0.2 s later, pip 2.5 s after uv
+    with a 234 MB wheel first: one window, three runs."""
+    big = 234 * 1024 * 1024
+    dists, stamps = run(("setuptools", "pip", T, 0, True), ("pip", "pip", T + 0.83, 0, True),
+                        ("torch", "uv", T + 1.0625, 0, True), ("triton", "uv", T + 1.125, 0, True),
+                        ("nvidia-cusparselt-cu13", "pip", T + 3.7, big, True), ("nvidia-cublas", "pip", T + 9.3, 2 * big, False))
+    assert [(t[0], t[2], t[3], t[4]) for t in table(dists, stamps)] == [
+        (1, "pip", ["setuptools 1.0", "pip 1.0"], ["setuptools 1.0", "pip 1.0"]),
+        (2, "uv", ["torch 1.0", "triton 1.0"], ["torch 1.0", "triton 1.0"]),
+        (3, "pip", ["nvidia-cusparselt-cu13 1.0", "nvidia-cublas 1.0"], ["nvidia-cusparselt-cu13 1.0"])]
+    assert [t[1] for t in table(dists, stamps)] == [
+        "2026-05-28T20:26:40.125Z", "2026-05-28T20:26:41.187Z", "2026-05-28T20:26:43.825Z"]
+
+
+def test_installers_taking_turns_more_often_within_one_window_are_unknown_not_runs():
     dists, stamps = run(("a", "uv", T, 0, True), ("b", "pip", T + 0.1, 0, True), ("c", "uv", T + 0.2, 0, True),
-                        ("d", "pip", T + 60, 0, True))
+                        ("e", "pip", T + 0.5, 0, True), ("d", "pip", T + 60, 0, True))
     result = [x.as_dict() for x in transactions(dists, stamps)]
     assert [(t["number"], t["time"], t["installer"], t["distributions"]) for t in result] == [
         (1, "2026-05-28T20:27:40.125Z", "pip", ["d 1.0"]),
-        (2, "unknown", "pip", ["b 1.0"]), (3, "unknown", "uv", ["a 1.0", "c 1.0"])]
+        (2, "unknown", "pip", ["b 1.0", "e 1.0"]), (3, "unknown", "uv", ["a 1.0", "c 1.0"])]
     assert result[1]["reason"] == (
-        "pip and uv wrote dist-info folders within one window (2026-05-28T20:26:40.125Z to 2026-05-28T20:26:40.325Z); "
-        "one run is one installer: the times were reset (a copy?) or the runs came too close to tell apart")
+        "pip and uv wrote dist-info folders within one window (2026-05-28T20:26:40.125Z to 2026-05-28T20:26:40.625Z), "
+        "taking turns 3 times; one run is one installer: the times were reset (a copy?) or the runs came too close to "
+        "tell apart")
     assert "duration" not in result[1]
 
 
