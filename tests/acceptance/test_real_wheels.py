@@ -10,7 +10,7 @@ import subprocess
 
 import pytest
 
-from acceptance_fetch import cache_root, enabled, wheelhouse
+from acceptance_fetch import GROUPS, cache_root, enabled, fetched, wheelhouse
 from acceptance_table import summarize_findings
 from acceptance_venvs import (
     CONTAMINANTS, CUDNN, SCENARIOS, distributions, probe_torch, record_mismatches, scenario, site_packages, uv_executable)
@@ -120,11 +120,70 @@ def check_moved_gutted(facts, venv, former):
     assert "RECORD_MODIFIED_FILES" not in codes(facts), excerpt(facts, "RECORD_MODIFIED_FILES")
 
 
+def group_names(group):
+    """Canonical names of the wheels a wheelhouse group fetched: what an install of its requirements brings."""
+    stamp = fetched([g for g in GROUPS if g.name == group][0])
+    return sorted(f.split("-", 1)[0].lower().replace("_", "-") for f in stamp["files"])
+
+
+def names(labels):
+    return sorted(label.split(" ")[0].lower().replace("_", "-").replace(".", "-") for label in labels)
+
+
+def check_history(facts):
+    """The build's three installer runs (acceptance_venvs.build_copy, then contaminate), back to back: ensurepip
+    (python -m venv), uv (torch 2.9.1's stack, REQUESTED on every dist-info as uv 0.13 writes it), pip (the four cu13
+    wheels, requested, and the two CUDA 13 wheels nvidia-cudnn-cu13 pulled in). Returns the history."""
+    history = facts["history"]
+    assert [(t["number"], t["installer"]) for t in history] == [(1, "pip"), (2, "uv"), (3, "pip")], \
+        json.dumps(history, indent=1)[:6000]
+    assert history[0]["time"] < history[1]["time"] < history[2]["time"] and "reason" not in history[2], history
+    assert "pip" in names(history[0]["distributions"]) and set(names(history[0]["distributions"])) <= {"pip", "setuptools"}
+    assert history[0]["requested"] == history[0]["distributions"]
+    assert names(history[1]["distributions"]) == group_names("torch-2.9.1-cu12")
+    assert history[1]["requested"] == history[1]["distributions"]
+    return history
+
+
+def check_contaminated_source(facts):
+    """The source: pip's run of `pip install` with the four cu13 wheels (transaction 3); each of the four is a root
+    asked for by name, nvidia-cudnn-cu13 also of the nvidia-cublas and nvidia-cuda-nvrtc it pulled in."""
+    history = check_history(facts)
+    assert names(history[2]["distributions"]) == group_names("incident-cu13")
+    assert sorted(history[2]["requested"]) == [c.replace("==", " ") for c in CONTAMINANTS]
+    [source] = [f for f in facts["findings"] if f["code"] == "CONTAMINATION_SOURCE"]
+    details = source["details"]
+    assert (source["severity"], source["subject"], details["transaction"], details["installer"], details["time"]) == (
+        "warning", "transaction 3", 3, "pip", history[2]["time"]), excerpt(facts, "CONTAMINATION_SOURCE")
+    assert details["contaminants"] == sorted(history[2]["distributions"])
+    assert [(r["distribution"], r["requested"], r["installer"], r["transaction"], r["chain"]) for r in details["roots"]] == [
+        ("nvidia-cudnn-cu13 9.24.0.43", True, "pip", 3, ["nvidia-cublas", "nvidia-cuda-nvrtc"])] + [
+        (c.replace("==", " "), True, "pip", 3, []) for c in CONTAMINANTS[1:]], excerpt(facts, "CONTAMINATION_SOURCE")
+    assert details["residue"] == []
+    assert ("their root is nvidia-cudnn-cu13 9.24.0.43, requested with pip at %s, which requires nvidia-cublas -> "
+            "nvidia-cuda-nvrtc" % history[2]["time"]) in source["message"], source["message"]
+
+
+def check_gutted_source(facts):
+    """After `pip uninstall` of the four: pip's run holds the two CUDA 13 wheels they pulled in, which nothing
+    installed requires: the residue of an install that was undone."""
+    history = check_history(facts)
+    assert (names(history[2]["distributions"]), history[2]["requested"]) == (["nvidia-cublas", "nvidia-cuda-nvrtc"], [])
+    [source] = [f for f in facts["findings"] if f["code"] == "CONTAMINATION_SOURCE"]
+    details = source["details"]
+    assert (source["severity"], source["subject"], details["transaction"], details["installer"], details["time"]) == (
+        "warning", "transaction 3", 3, "pip", history[2]["time"]), excerpt(facts, "CONTAMINATION_SOURCE")
+    assert (details["contaminants"], details["roots"], details["residue"]) == (
+        sorted(history[2]["distributions"]), [], sorted(history[2]["distributions"])), excerpt(facts, "CONTAMINATION_SOURCE")
+    assert ("were installed by pip at %s (transaction 3). Nothing installed today requires them: the residue of an "
+            "install that was undone." % history[2]["time"]) in source["message"], source["message"]
+
+
 FINDINGS = {
     "healthy-cu12": lambda facts: check_healthy(facts, "cu12"),
     "healthy-cu13": lambda facts: check_healthy(facts, "cu13"),
-    "contaminated": check_contaminated,
-    "gutted": check_gutted,
+    "contaminated": lambda facts: (check_contaminated(facts), check_contaminated_source(facts)),
+    "gutted": lambda facts: (check_gutted(facts), check_gutted_source(facts)),
     "partial-restore": check_partial_restore,
     "curand-removed": check_curand_removed,
     "truncated-nccl": check_truncated_nccl,
