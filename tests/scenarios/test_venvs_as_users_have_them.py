@@ -5,6 +5,7 @@ Repair what is broken and nothing else: a moved venv's rewritten console scripts
 """
 
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -119,7 +120,13 @@ def test_script_whose_interpreter_is_gone_is_a_warning_with_the_fix(tmp_path):
     with open(os.path.join(venv, "bin", "pip"), encoding="utf-8") as handle:
         gone = handle.readline()[2:].strip()  # pip writes the interpreter it ran with: bin/python3.X
     assert os.path.dirname(gone) == os.path.join(str(info.venv), "bin")
-    warning = finding(found, "SCRIPT_INTERPRETER_MISSING")
+    with open(os.path.join(venv, "bin", "torchrun"), encoding="utf-8") as handle:
+        torchrun = handle.readline()[2:].strip()  # the stand-in torch's console script, written by the build's pip
+    # One warning per interpreter gone (pip's scripts name bin/python3.X, torch's the one its installer ran with).
+    warnings = {f["subject"]: f for f in found["findings"] if f["code"] == "SCRIPT_INTERPRETER_MISSING"}
+    assert sorted(warnings) == sorted({gone, torchrun})
+    assert [w["details"]["scripts"] for s, w in warnings.items() if s != gone] in ([], [["bin/torchrun"]])
+    warning = warnings[gone]
     assert (warning["severity"], warning["subject"]) == ("warning", gone)
     assert {"bin/pip", "bin/pip3"} <= set(warning["details"]["scripts"])
     assert warning["fix"].startswith("Point their shebangs at this venv: sed -i '1s|^#!%s|#!%s/bin/python|' "
@@ -186,6 +193,13 @@ def test_conflict_and_missing_files_messages_lead_with_the_shared_libraries(tmp_
 
 # What each real installer says when the wheelhouse lacks a wheel (its last lines, as the batch message keeps them;
 # the stand-in venvs are made with this Python).
+def words_of(message):
+    """A failure message's words: uv wraps its report to a width it picks from its surroundings, and prints the
+    "Using Python ... environment at" line only sometimes; the words of what it says stay the same."""
+    message = re.sub(r"Using Python [0-9.]+ environment at: \S+ \| ", "", message)
+    return " ".join(message.replace(" | ", " ").split())
+
+
 INSTALLER_NOT_FOUND = {
     "pip": "ERROR: Could not find a version that satisfies the requirement nvidia-nccl-cu12==2.27.5 (from versions: "
            "none) | ERROR: No matching distribution found for nvidia-nccl-cu12==2.27.5",
@@ -218,7 +232,7 @@ def test_a_wheel_missing_from_the_sources_is_unfixable_and_the_independent_batch
     planned = {b["batch"]: [a["name"] for a in b["actions"]] for b in result["plan"]["batches"]}
     [nccl] = [number for number, names in planned.items() if names == ["nvidia-nccl-cu12"]]
     said = INSTALLER_NOT_FOUND[backend] % {"python": "%d.%d.%d" % sys.version_info[:3], "venv": info.venv}
-    assert result["msg"] == (
+    assert words_of(result["msg"]) == words_of(
         "batch %d: reinstall failed: %s; unfixable: nvidia-nccl-cu12==2.27.5 not found in the wheel sources (find-links "
         "%s; no index); the other batches ran" % (nccl, said, wheelhouse))
     assert [(b["batch"], b["result"]) for b in result["batches"]] == [

@@ -12,8 +12,9 @@ Pure: a function of the distributions and their install stamps (``_read/install_
   new run;
 - one run is one installer: within a window, each stretch of one installer is a run when the installers
   take turns at most twice (``MAX_STRETCHES``: a script's ``python -m venv``, then ``uv pip install``, then
-  ``pip install``; measured 0.2 s between the first two on the real torch venv). More turns are times that
-  cannot be told apart (a copy that reset them, in directory order): "unknown";
+  ``pip install``; measured 0.16 to 0.2 s between the first two on the real torch venv), each handing over after
+  at least ``HANDOVER`` (a process start). More turns, or a handover quicker than that, are times that cannot be
+  told apart (a copy that reset them, in directory order): "unknown";
 - several distributions with one identical whole-second time were set by a tool (touch, tar, a copy with a
   fixed time), not written by an installer: "unknown";
 - a stamp the reader could not trust (a time after the clock, RECORD before INSTALLER): "unknown".
@@ -31,6 +32,7 @@ GAP = 1.0  # seconds between two dist-info folders of one run, beyond the time t
 RATE = 10 * 1024 * 1024  # bytes per second a slow disk unpacks and byte-compiles
 UNKNOWN = "unknown"
 MAX_STRETCHES = 3  # stretches of one installer a window may hold and still be runs told apart
+HANDOVER = 0.05  # seconds at least between two installers' runs: the next one starts a process and resolves first
 
 
 @dataclass(frozen=True)
@@ -72,7 +74,8 @@ def transactions(dists, stamps) -> List[Transaction]:
     runs = []
     for window in _windows(known):
         stretches = _stretches(window)
-        why = _same_second(window) or (_interleaved(window) if len(stretches) > MAX_STRETCHES else None)
+        why = _same_second(window) or (_interleaved(window) if len(stretches) > MAX_STRETCHES or _handed_over_at_once(stretches)
+                                       else None)
         if why:
             unknown.extend((dist, why) for _t, dist, _s in window)
         else:
@@ -124,6 +127,11 @@ def _stretches(window) -> list:
         else:
             stretches.append([item])
     return stretches
+
+
+def _handed_over_at_once(stretches) -> bool:
+    """Two installers' folders closer than a process start (``HANDOVER``): one copy wrote both, not two runs."""
+    return any(later[0][0] - earlier[-1][0] < HANDOVER for earlier, later in zip(stretches, stretches[1:]))
 
 
 def _interleaved(window) -> str:
