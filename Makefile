@@ -88,38 +88,19 @@ $(TOOLS_MIN_STAMP): requirements/tools-min.txt scripts/bootstrap_tools.sh script
 	touch $@
 
 shellcheck:
-	@command -v shellcheck >/dev/null || { \
-	  if [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null; then \
-	    echo "make: installing shellcheck with apt-get"; \
-	    apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq shellcheck >/dev/null; \
-	  else \
-	    echo "make: sanity needs shellcheck: install it (apt-get install shellcheck)" >&2; exit 1; \
-	  fi; }
+	@command -v shellcheck >/dev/null || scripts/apt_install.sh "sanity's tests" shellcheck
 
 # The HTML report's tests draw graphs with Graphviz dot (unit, scenarios) and look at the pages in headless Chromium
 # (scenarios): installed here with apt-get when missing (Debian).
 report-tools:
 	@missing=; command -v dot >/dev/null || missing="$$missing graphviz"; \
 	command -v chromium >/dev/null || command -v chromium-browser >/dev/null || missing="$$missing chromium"; \
-	if [ -n "$$missing" ]; then \
-	  if [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null; then \
-	    echo "make: installing$$missing with apt-get"; \
-	    apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends $$missing >/dev/null; \
-	  else \
-	    echo "make: the report tests need$$missing: install it (apt-get install$$missing)" >&2; exit 1; \
-	  fi; \
-	fi
+	scripts/apt_install.sh "the report tests" $$missing
 
 # The durability test (tests/reliability/test_durability.py) reads the repair's syscalls with strace: installed here
 # with apt-get when missing (Debian).
 reliability-tools:
-	@command -v strace >/dev/null || { \
-	  if [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null; then \
-	    echo "make: installing strace with apt-get"; \
-	    apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends strace >/dev/null; \
-	  else \
-	    echo "make: the reliability tests need strace: install it (apt-get install strace)" >&2; exit 1; \
-	  fi; }
+	@command -v strace >/dev/null || scripts/apt_install.sh "the reliability tests" strace
 
 # What tests would otherwise skip (a skip under CI=true fails, tests/conftest.py): gcc with 32-bit support (test_elf's
 # 32-bit ELF, gcc-multilib) and util-linux's setpriv, unshare and mount (permission cases as root, tmpfs and bind
@@ -129,14 +110,7 @@ test-tools:
 	echo 'int x;' | gcc -m32 -shared -x c -o /dev/null - 2>/dev/null || missing="$$missing gcc-multilib"; \
 	for tool in setpriv unshare mount; do command -v $$tool >/dev/null || { missing="$$missing util-linux mount"; break; }; done; \
 	for shell in fish tcsh; do command -v $$shell >/dev/null || missing="$$missing $$shell"; done; \
-	if [ -n "$$missing" ]; then \
-	  if [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null; then \
-	    echo "make: installing$$missing with apt-get"; \
-	    apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends $$missing >/dev/null; \
-	  else \
-	    echo "make: the tests need$$missing: install it (apt-get install$$missing)" >&2; exit 1; \
-	  fi; \
-	fi
+	scripts/apt_install.sh "the tests" $$missing
 
 # Each step in turn, timed; the first failure stops the run.
 STEP = start=$$SECONDS; $(MAKE) $(1); echo "== make $(1): passed in $$((SECONDS - start)) s"

@@ -1,6 +1,5 @@
 """cuda_venv_facts through Ansible on stand-in CUDA venvs: every incident state, normal and check mode."""
 
-import shutil
 import subprocess
 
 import pytest
@@ -141,7 +140,6 @@ def other_cudnn_build(folder, version="9.24.0"):
     return folder
 
 
-@pytest.mark.skipif(shutil.which("gcc") is None, reason="gcc is not installed")
 def test_a_cudnn_library_of_another_build_first_on_ld_library_path_is_shadowing_the_venvs(tmp_path, standin):
     """cuDNN's sub-libraries search LD_LIBRARY_PATH before their DT_RUNPATH: the venv's libcudnn_graph.so.9 is
     passed over for another build (FACTS.md 8): an error naming both copies and the entry to drop."""

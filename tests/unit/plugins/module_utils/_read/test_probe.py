@@ -26,8 +26,6 @@ from ansible_collections.gpuops.cuda_venv.plugins.module_utils._read import prob
 
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._core.runner import SubprocessRunner, clean_env
 
-pytestmark = pytest.mark.skipif(shutil.which("gcc") is None, reason="gcc is needed to build the test libraries")
-
 NOT_FOUND = "cannot open shared object file: No such file or directory"
 
 OK_PACKAGE = '''
