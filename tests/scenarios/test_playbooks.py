@@ -139,7 +139,9 @@ def test_repair_playbook_check_rollback_repair_and_rerun(tmp_path):
     assert rc == 0, output
     assert recap["gutted"].startswith("would repair - 2 batch(es) planned: %s; %s; now broken: " % (BATCH_1, BATCH_2)), recap
     assert recap["partial"].startswith("would repair - 2 batch(es) planned: %s; %s; now broken: " % (BATCH_1, BATCH_2)), recap
-    assert recap["partial-swap"] == recap["partial"]
+    # Built alike, but CONTAMINATION_SOURCE comes once per install transaction, and whether the builder's
+    # back-to-back pip runs read as one transaction or two follows their timing: the warnings' count may differ.
+    assert re.sub(r"\d+ warning", "N warning", recap["partial-swap"]) == re.sub(r"\d+ warning", "N warning", recap["partial"])
     assert "\n-nvidia-cudnn-cu13==9.24.0.43\n" in output  # the plan's diff
     assert {host: s["failed"] for host, s in stats.items()} == {"gutted": 0, "partial": 0, "partial-swap": 0}
     assert {name: tree_digest(str(info.venv)) for name, info in hosts} == digests
