@@ -33,6 +33,9 @@ SHARED = dict(
     probe=dict(type="bool", default=True),
     verify=dict(type="str", choices=list(VERIFY_MODES), default="size"),
     ld_library_path=dict(type="list", elements="path", default=[]),
+    find_links=dict(type="list", elements="str", default=[]),
+    index_url=dict(type="str", no_log=True),
+    extra_index_urls=dict(type="list", elements="str", default=[], no_log=True),
 )
 
 
@@ -60,9 +63,7 @@ def repair_arguments() -> dict:
         remove=dict(type="list", elements="str", default=[]),
         prune=dict(type="str", choices=list(PRUNE_MODES), default="cuda"),
         revert_edits=dict(type="bool", default=False),
-        find_links=dict(type="list", elements="str", default=[]),
-        index_url=dict(type="str", no_log=True),
-        extra_index_urls=dict(type="list", elements="str", default=[], no_log=True),
+        **shared("find_links", "index_url", "extra_index_urls"),
         no_index=dict(type="bool", default=False),
         with_dependencies=dict(type="bool", default=False),
         backend=dict(type="str", choices=list(BACKEND_KINDS), default="auto"),
@@ -80,6 +81,19 @@ def repair_arguments() -> dict:
         swap_back=dict(type="bool", default=False),
         guard=dict(type="bool", default=False),
         guard_uv_config=dict(type="str", choices=list(UV_CONFIG_KINDS), default="none"),
+        facts=dict(type="bool", default=False),
+    )
+    return dict(argument_spec=spec, supports_check_mode=True)
+
+
+def preflight_arguments() -> dict:
+    """AnsibleModule's keyword arguments for cuda_venv_preflight."""
+    spec = dict(
+        **shared("path", "find_links", "index_url", "extra_index_urls"),
+        check_sources=dict(type="bool", default=True),
+        url_timeout=dict(type="float", default=30),
+        validate_certs=dict(type="bool", default=True),
+        tools_venv=dict(type="path"),
     )
     return dict(argument_spec=spec, supports_check_mode=True)
 

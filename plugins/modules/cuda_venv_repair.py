@@ -232,6 +232,17 @@ options:
     type: str
     choices: [none, user, system]
     default: none
+  facts:
+    description:
+      - In check mode, also return the venv's facts as RV(ansible_facts.cuda_venv), what
+        M(gpuops.cuda_venv.cuda_venv_facts) returns (with the import probe when O(probe) is on, and the GPU driver's
+        limits), from the same reading of the venv that plans the repair - one diagnosis for both. The anchor's
+        closure in them includes O(packages).
+      - The plan is made as a real run would make it - from the venv's files, never from the probe's result.
+      - Needs check mode; a real run fails at once and changes nothing (after a repair, diagnose with
+        M(gpuops.cuda_venv.cuda_venv_facts)).
+    type: bool
+    default: false
 seealso:
   - module: gpuops.cuda_venv.cuda_venv_facts
 """
@@ -254,6 +265,14 @@ EXAMPLES = r"""
 """
 
 RETURN = r"""
+ansible_facts:
+  description: The venv's facts, as M(gpuops.cuda_venv.cuda_venv_facts) returns them (see O(facts)).
+  returned: in check mode with O(facts=true)
+  type: dict
+  contains:
+    cuda_venv:
+      description: The facts module's RV(gpuops.cuda_venv.cuda_venv_facts#module:ansible_facts.cuda_venv).
+      type: dict
 plan:
   description: The batches (each with C(actions) and the finding codes it C(answers)) and what cannot be fixed.
   returned: always
@@ -289,6 +308,12 @@ recovered:
   description: What was rolled back from an interrupted earlier run, or null.
   returned: always
   type: dict
+pending_recovery:
+  description:
+    - What a real run would recover first - a batch an interrupted run left open, or what a killed swap left (its
+      unfinished run, a leftover copy). Check mode counts it as a change.
+  returned: in check mode, when there is something to recover
+  type: str
 healthy:
   description: True when no error finding remains.
   returned: always

@@ -60,7 +60,12 @@ class AuthIndex:
 
     def answer(self, handler):
         parts = [p for p in handler.path.split("?")[0].split("/") if p]
-        if len(parts) == 2 and parts[0] == "simple":
+        if parts == ["simple"]:  # the root page: every project
+            projects = sorted({_canonical(n.split("-")[0]) for n in self.files})
+            links = "".join('<a href="/simple/%s/">%s</a>\n' % (p, p) for p in projects)
+            body = ("<!DOCTYPE html><html><body>\n%s</body></html>\n" % links).encode()
+            content_type = "text/html"
+        elif len(parts) == 2 and parts[0] == "simple":
             project = _canonical(parts[1])
             links = "".join('<a href="/files/%s">%s</a>\n' % (html.escape(n), html.escape(n)) for n in self.files
                             if _canonical(n.split("-")[0]) == project)

@@ -26,11 +26,12 @@ from ansible_collections.gpuops.cuda_venv.plugins.module_utils._act.health impor
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._act.journal import Journal
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._act.outcome import RepairFailed, diff_side, file_state, inventory
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._act.recovery import JournaledBatch, recover
-from ansible_collections.gpuops.cuda_venv.plugins.module_utils._act.swap import IN_PLACE, SWAP, recover_swap, swap_dir_of
+from ansible_collections.gpuops.cuda_venv.plugins.module_utils._act.swap import IN_PLACE, SWAP, pending_swap, recover_swap, swap_dir_of
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._act.venv_lock import VenvLock, state_dir_of
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._core.errors import CudaVenvError
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._core.runner import Runner
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._decide.diagnose import diagnose
+from ansible_collections.gpuops.cuda_venv.plugins.module_utils._decide.facts_report import report
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._decide.findings import is_healthy, summarize
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._decide.plan import DesiredState, make_plan, predicted_inventory
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._install.install_guard import InstallCheck
@@ -54,6 +55,7 @@ class RepairOptions:
     keep_previous: int = 1
     swap_back: bool = False
     guard: GuardOptions = GuardOptions()  # the venv's install guard, settled when the venv ends healthy (_act/venv_guard.py)
+    report_facts: bool = False  # check mode: also the facts (import probe, GPU) from the observation that plans
 
 
 def repair(options: RepairOptions, make_backend: Callable[[Observations], Backend], runner: Runner, secrets: Sequence[str] = ()) -> dict:
@@ -64,8 +66,12 @@ def repair(options: RepairOptions, make_backend: Callable[[Observations], Backen
     static = _static_options(options.facts)
     root = os.path.abspath(options.facts.path)
     if options.check_mode:
-        obs = observe(static, runner)
-        return _check_result(options, obs, root, Run(options, make_backend, runner, tuple(secrets), observed=obs))
+        seen = observe(dataclasses.replace(static, probe=options.probe, gpu=True) if options.report_facts else static, runner)
+        obs = _planned_from(seen)
+        result = _check_result(options, obs, root, Run(options, make_backend, runner, tuple(secrets), observed=obs))
+        if options.report_facts:
+            result["ansible_facts"] = {"cuda_venv": report(seen, diagnose(seen))}
+        return result
     state_dir = state_dir_of(root)
     run = Run(options, make_backend, runner, tuple(secrets))
     with VenvLock(state_dir, timeout=options.lock_timeout) as lock:
@@ -148,6 +154,12 @@ def _static_options(facts: FactsOptions) -> FactsOptions:
     return dataclasses.replace(facts, probe=False, gpu=False)
 
 
+def _planned_from(obs: Observations) -> Observations:
+    """What planning reads of ``obs``: the venv as a real run observes it, without the probe and NVML."""
+    plain = without_probe(obs)
+    return dataclasses.replace(plain, options=_static_options(plain.options), gpu=None)
+
+
 def _check_result(options, obs, root, run) -> dict:
     findings = diagnose(obs)
     plan = guarded(run, obs, make_plan(obs, findings, options.desired), state_dir_of(root),
@@ -156,8 +168,9 @@ def _check_result(options, obs, root, run) -> dict:
                                     "batches": [], "recovered": None})
     strategy = swap_run.check_strategy(options, obs, root, plan)
     pending = Journal(state_dir_of(root)).open_batch() if os.path.isdir(state_dir_of(root)) else None
+    swap_pending = pending_swap(swap_dir_of(root))
     result = {
-        "changed": not plan.empty or pending is not None,
+        "changed": not plan.empty or pending is not None or swap_pending is not None,
         "plan": plan.as_dict(),
         "healthy": is_healthy(findings),
         "findings": [f.as_dict() for f in findings],
@@ -167,6 +180,8 @@ def _check_result(options, obs, root, run) -> dict:
     }
     if pending is not None:
         result["pending_recovery"] = "an interrupted run (batch %s) will be rolled back first" % pending.get("batch")
+    elif swap_pending is not None:
+        result["pending_recovery"] = swap_pending
     result.update(strategy)
     if options.diff:
         result["diff"] = {"before": diff_side(inventory(obs), file_state(obs)),

@@ -66,6 +66,8 @@ def repair_from_params(params: dict, runner: Runner, check_mode: bool = False, d
     check mode); the installer backend is chosen once the venv has been observed.
     """
     problems = request_problems(params)
+    if params["facts"] and not check_mode:
+        problems.append("facts=true needs check mode: a real run's facts are the diagnosis after it (cuda_venv_facts)")
     if problems:
         raise CudaVenvError("; ".join(problems))
     secrets = tuple(s for s in [params["index_url"]] + params["extra_index_urls"] if s)
@@ -93,7 +95,7 @@ def repair_from_params(params: dict, runner: Runner, check_mode: bool = False, d
             lock_timeout=params["lock_timeout"], check_mode=check_mode, diff=diff,
             install_check=InstallCheck(sources, tuple(params["packages"]), params["with_dependencies"]),
             strategy=params["strategy"], keep_previous=params["keep_previous"], swap_back=params["swap_back"],
-            guard=GuardOptions(enabled=params["guard"], uv_config=params["guard_uv_config"]))
+            guard=GuardOptions(enabled=params["guard"], uv_config=params["guard_uv_config"]), report_facts=params["facts"])
         return repair(options, make_backend, runner, secrets)
     except CudaVenvError as exc:
         raise CudaVenvError(redact(str(exc), secrets), exc.result) from None

@@ -309,6 +309,18 @@ def open_swap(journal: Journal) -> Optional[Tuple[str, List[dict]]]:
     return None
 
 
+def pending_swap(swap_dir: str) -> Optional[str]:
+    """What ``recover_swap`` would do first, in words (check mode); None when a killed swap left nothing. Reads only."""
+    if not os.path.isdir(swap_dir):
+        return None
+    pending = open_swap(Journal(swap_dir))
+    if pending is not None:
+        return "an interrupted swap run %s (last step %s) will be finished or undone first" % (
+            pending[0], pending[1][-1].get("step"))
+    nxt = os.path.join(swap_dir, NEXT_DIR)
+    return "a leftover copy %s will be removed first" % nxt if os.path.lexists(nxt) else None
+
+
 def recover_swap(root: str, swap_dir: str, keep: int) -> Optional[dict]:
     """Finish or undo what a killed swap run left; what was done, or None. The caller holds the venv's lock."""
     if not os.path.isdir(swap_dir):

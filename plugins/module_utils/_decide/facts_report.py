@@ -172,7 +172,7 @@ def _probe(obs) -> dict:
         return {"ran": False, "ok": None, "reason": reason}
     holders = {c.path: c.on_disk for c in obs.conflicts if c.on_disk not in (None, "none")}
     loaded = []
-    for path in probe.loaded:
+    for path in sorted(probe.loaded):  # /proc/self/maps lists them by address, which changes from run to run
         owners = obs.owners_of(path)
         holder = holders.get(obs.relpath(path)) if len(owners) > 1 else None
         loaded.append({"path": path, "distribution": holder or (owners[0].label if owners else None)})

@@ -19,10 +19,10 @@ import traceback
 import zipfile
 from dataclasses import dataclass
 from typing import List, Optional, Sequence, Tuple
-from urllib.parse import unquote, urlsplit
 
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._core.errors import CudaVenvError
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._core.names import canonical_name, is_shared_object
+from ansible_collections.gpuops.cuda_venv.plugins.module_utils._read.preflight import local_path
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._read.distributions import (
     METADATA_LIMIT, RECORD_LIMIT, parse_metadata, parse_record)
 
@@ -166,15 +166,8 @@ def supported_tags(python_version: str, implementation: str = "cpython") -> list
 
 def local_folders(find_links: Sequence[str]) -> Optional[List[str]]:
     """The find-links entries as local paths (folders or wheel files), or None when one is a remote URL."""
-    local = []
-    for link in find_links:
-        if "://" in link:
-            parts = urlsplit(link)
-            if parts.scheme != "file" or parts.netloc not in ("", "localhost"):
-                return None
-            link = unquote(parts.path)
-        local.append(link)
-    return local
+    local = [local_path(link) for link in find_links]
+    return None if None in local else local
 
 
 def pick_wheel(requirement: str, folders: Sequence[str], tags: list) -> Optional[str]:

@@ -5,6 +5,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import os
 import subprocess
@@ -17,7 +18,10 @@ from ansible_collections.gpuops.cuda_venv.plugins.module_utils._read.observe imp
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._decide.plan import DesiredState
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._act.outcome import RepairFailed
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._act.repair import RepairOptions, repair
+from ansible_collections.gpuops.cuda_venv.plugins.module_utils._act.swap import NEXT_DIR, swap_dir_of
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._act.venv_lock import state_dir_of
+from ansible_collections.gpuops.cuda_venv.plugins.module_utils._decide.facts_report import gather_facts
+from ansible_collections.gpuops.cuda_venv.plugins.module_utils._read.probe import IMPORT_SCRIPT
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._core.runner import SubprocessRunner
 from ansible_collections.gpuops.cuda_venv.tests.support.dist_helpers import make_dist
 from ansible_collections.gpuops.cuda_venv.tests.support.tree_digest import tree_digest
@@ -99,3 +103,46 @@ def test_no_installer_backend_fails_before_anything_changed(tmp_path):
     assert str(caught.value) == "no installer backend"
     assert caught.value.result["batches"] == [] and caught.value.result["changed"] is False
     assert tree_digest(str(venv)) == before
+
+
+class _CountingRunner(SubprocessRunner):
+    """The real runner, counting the import probes it runs (IMPORT_SCRIPT's argv)."""
+
+    def __init__(self):
+        super().__init__()
+        self.probes = 0
+
+    def run(self, argv, **kwargs):
+        self.probes += IMPORT_SCRIPT in argv
+        return super().run(argv, **kwargs)
+
+
+def test_check_mode_with_facts_diagnoses_once_for_the_facts_and_the_plan(tmp_path):
+    """report_facts: one reading, one import probe; the facts are the facts module's, the plan a real run's."""
+    venv = _jax_venv(tmp_path)
+    before = tree_digest(str(venv))
+    runner = _CountingRunner()
+    options = RepairOptions(facts=FactsOptions(path=str(venv), anchor="jax"), desired=DesiredState(), check_mode=True,
+                            report_facts=True)
+    result = repair(options, lambda _observed: _InstallerNeverCalled(), runner)
+    assert runner.probes == 1
+    facts = result["ansible_facts"]["cuda_venv"]
+    module_facts = gather_facts(FactsOptions(path=str(venv), anchor="jax"), SubprocessRunner())
+    assert facts["probe"].pop("duration") > 0 and module_facts["probe"].pop("duration") > 0  # the only difference
+    assert facts == module_facts
+    assert facts["probe"]["ok"] is True and facts["gpu"] is not None
+    assert [[a["name"] for a in b["actions"]] for b in result["plan"]["batches"]] == [["jaxlib"]]
+    plain = repair(dataclasses.replace(options, report_facts=False), lambda _observed: _InstallerNeverCalled(), runner)
+    assert runner.probes == 1 and "ansible_facts" not in plain  # without facts: no probe at all
+    assert {k: v for k, v in result.items() if k != "ansible_facts"} == plain
+    assert tree_digest(str(venv)) == before and not os.path.exists(state_dir_of(str(venv)))
+
+
+def test_check_mode_names_what_a_killed_swap_left_as_a_pending_recovery(tmp_path):
+    venv = _jax_venv(tmp_path)
+    leftover = os.path.join(swap_dir_of(str(venv)), NEXT_DIR)
+    os.makedirs(leftover)
+    options = RepairOptions(facts=FactsOptions(path=str(venv), anchor="jax"), desired=DesiredState(), check_mode=True)
+    result = repair(options, lambda _observed: _InstallerNeverCalled(), SubprocessRunner())
+    assert result["pending_recovery"] == "a leftover copy %s will be removed first" % leftover
+    assert result["changed"] is True and os.path.isdir(leftover)
