@@ -11,9 +11,8 @@ Their documentation is plugins/doc_fragments/venv.py (the shared ones) and each 
 
 from __future__ import annotations
 
-import copy
-
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._act.swap import STRATEGIES
+from ansible_collections.gpuops.cuda_venv.plugins.module_utils._core.base_options import BASE, copies
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._decide.plan import PRUNE_MODES
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._install.installers import BACKEND_KINDS
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._read.guard_state import UV_CONFIG_KINDS
@@ -26,22 +25,19 @@ REPAIR_PROBE_TIMEOUT = 300
 # The benchmark's sizes default to the engine's.
 _SIZES = BenchmarkSpec()
 
-# Options more than one module takes, each with its one spec.
+# Options more than one module takes, each with its one spec (those no engine part shapes in _core/base_options.py).
 SHARED = dict(
-    path=dict(type="path", required=True),
+    BASE,
     anchor=dict(type="str", default="torch"),
     probe=dict(type="bool", default=True),
     verify=dict(type="str", choices=list(VERIFY_MODES), default="size"),
     ld_library_path=dict(type="list", elements="path", default=[]),
-    find_links=dict(type="list", elements="str", default=[]),
-    index_url=dict(type="str", no_log=True),
-    extra_index_urls=dict(type="list", elements="str", default=[], no_log=True),
 )
 
 
 def shared(*names) -> dict:
     """Fresh copies of the ``SHARED`` entries named (a default list is never shared between two specs)."""
-    return {name: copy.deepcopy(SHARED[name]) for name in names}
+    return copies(SHARED, *names)
 
 
 def facts_arguments() -> dict:
@@ -82,18 +78,6 @@ def repair_arguments() -> dict:
         guard=dict(type="bool", default=False),
         guard_uv_config=dict(type="str", choices=list(UV_CONFIG_KINDS), default="none"),
         facts=dict(type="bool", default=False),
-    )
-    return dict(argument_spec=spec, supports_check_mode=True)
-
-
-def preflight_arguments() -> dict:
-    """AnsibleModule's keyword arguments for cuda_venv_preflight."""
-    spec = dict(
-        **shared("path", "find_links", "index_url", "extra_index_urls"),
-        check_sources=dict(type="bool", default=True),
-        url_timeout=dict(type="float", default=30),
-        validate_certs=dict(type="bool", default=True),
-        tools_venv=dict(type="path"),
     )
     return dict(argument_spec=spec, supports_check_mode=True)
 

@@ -117,7 +117,7 @@ tools_installed:
 from ansible.module_utils.basic import AnsibleModule
 from ansible.module_utils.urls import fetch_url
 
-from ansible_collections.gpuops.cuda_venv.plugins.module_utils._options import preflight_arguments
+from ansible_collections.gpuops.cuda_venv.plugins.module_utils._core.base_options import preflight_arguments
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._read.preflight import preflight, url_sources
 
 

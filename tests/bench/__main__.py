@@ -24,12 +24,12 @@ from typing import List, Optional
 from tests.standin import build_scenario
 
 from . import _commands as cmd
-from . import _facts_suite, _real_repair, _realvenv, _repair_suite, _scaling, _synthetic
+from . import _facts_suite, _fleet, _real_repair, _realvenv, _repair_suite, _scaling, _synthetic
 from ._machine import header
 from ._measure import BenchError
 
 REPO = Path(__file__).resolve().parents[2]
-PARTS = ("standin", "repair", "synthetic", "real", "real-repair")
+PARTS = ("standin", "repair", "synthetic", "real", "real-repair", "fleet")
 
 
 def _log(text: str) -> None:
@@ -117,6 +117,7 @@ class _Bench:
                 _repair_suite.REAL_NOOP_GOAL)
         self.facts("Real torch venv (%s, pip install %s)" % (venv.parent.name, _realvenv.REQUIREMENT), venv, "torch",
                    self.args.heavy_runs, extra_rows=(noop,), probe_floor="import torch")
+        self.emit(_fleet.real_role(REPO, venv, self.work, self.args.heavy_runs, _log))
 
     def real_repair(self):
         benches = _real_repair.prepare(REPO, self.work, _uv(), self.args.heavy_runs, _log)
@@ -137,6 +138,8 @@ class _Bench:
             self.timed("real venv", self.real)
         if "real-repair" in self.parts:
             self.timed("real repair", self.real_repair)
+        if "fleet" in self.parts:
+            self.timed("fleet", lambda: self.emit(_fleet.fleet(REPO, self.work, _log)))
 
     def timed(self, name: str, part) -> None:
         started = time.monotonic()

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils import _options
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._act.swap import STRATEGIES
+from ansible_collections.gpuops.cuda_venv.plugins.module_utils._core.base_options import BASE, preflight_arguments
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._decide.plan import PRUNE_MODES
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._install.installers import BACKEND_KINDS
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._read.record_check import MODES
@@ -14,7 +15,7 @@ from ansible_collections.gpuops.cuda_venv.plugins.module_utils._read.record_chec
 FACTS = _options.facts_arguments()["argument_spec"]
 REPAIR = _options.repair_arguments()["argument_spec"]
 BENCHMARK = _options.benchmark_arguments()["argument_spec"]
-PREFLIGHT = _options.preflight_arguments()["argument_spec"]
+PREFLIGHT = preflight_arguments()["argument_spec"]
 SPECS = (FACTS, REPAIR, BENCHMARK, PREFLIGHT)
 
 
@@ -22,6 +23,7 @@ def test_shared_options_have_one_spec_everywhere_but_probe_timeout():
     for spec in SPECS:
         for name in set(spec) & set(_options.SHARED):
             assert spec[name] == _options.SHARED[name], name
+    assert set(BASE) <= set(_options.SHARED)
     taken_twice = {name for spec in SPECS for name in spec if sum(name in other for other in SPECS) > 1}
     assert set(_options.SHARED) == taken_twice - {"probe_timeout"}
     assert (FACTS["probe_timeout"]["default"], REPAIR["probe_timeout"]["default"]) == (120, 300)
@@ -46,6 +48,6 @@ def test_no_two_specs_share_a_default_list():
 def test_module_keyword_arguments():
     assert _options.benchmark_arguments()["mutually_exclusive"] == [("baseline", "baseline_path")]
     for arguments in (_options.facts_arguments, _options.repair_arguments, _options.benchmark_arguments,
-                      _options.preflight_arguments):
+                      preflight_arguments):
         assert arguments()["supports_check_mode"] is True
     assert list(FACTS) == ["path", "anchor", "probe", "probe_timeout", "verify", "ld_library_path", "gpu"]

@@ -1,0 +1,150 @@
+# -*- coding: utf-8 -*-
+# Copyright: (c) 2026, gpuops.cuda_venv contributors
+# GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
+"""The role as users run it: ``playbooks/repair.yml`` over a fleet of containers of a fake Proxmox node through the
+real community.proxmox.proxmox_pct_remote connection (pass one repairs, pass two finds every venv healthy), and over
+one healthy real venv with ``-c local`` against the facts module run ad hoc.
+
+Benchmark support for gpuops.cuda_venv: not part of the collection's API.
+
+The fleet reuses the proxmox Molecule scenario: its inventory (ct200 and ct201, each a broken venv) plus
+``FLEET - 2`` more containers holding a healthy stand-in venv, and its create.yml and destroy.yml (the node, the
+rootfs cached in build/fake-proxmox, the venvs built inside the containers).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Callable, Dict, Optional, Tuple
+
+from . import _commands as cmd
+from ._measure import BenchError, fixed, measure, Step
+from ._table import Goal, Table
+
+FLEET = 12
+FORKS = 6
+NOOP_GOAL_S = 4.0  # seconds per host of the no-op pass, issue 23
+REAL_ROLE_GOAL = 1.5  # repair.yml on a healthy real venv, against the facts module ad hoc
+HEALTHY_SCENARIO = "healthy-cu12"
+SCENARIO = Path("extensions/molecule/proxmox")
+PLAY_TIMEOUT = 3600
+
+
+def fleet_prerequisites() -> Optional[str]:
+    """Why the fake node cannot run here, or None (root for its namespaces, debootstrap, sshd: make molecule's)."""
+    missing = [name for name, ok in (("root", os.geteuid() == 0), ("debootstrap", shutil.which("debootstrap")),
+                                     ("sshd", os.path.exists("/usr/sbin/sshd"))) if not ok]
+    return "needs %s (as make molecule)" % ", ".join(missing) if missing else None
+
+
+def _ansible_env(repo: Path, home: Path, extra: Optional[dict] = None) -> dict:
+    """This environment (the installers' configuration included) without ANSIBLE_*, with the repository's ansible.cfg."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("ANSIBLE_", "PYTHON"))}
+    env.update({"ANSIBLE_CONFIG": str(repo / "ansible.cfg"), "ANSIBLE_HOME": str(home / "ansible-home"),
+                "ANSIBLE_LOCAL_TEMP": str(home / "ansible-tmp"), "ANSIBLE_NOCOLOR": "1"})
+    env.update(extra or {})
+    return env
+
+
+def _playbook(repo: Path, env: dict, inventories, playbook: str, *args) -> Tuple[float, Dict[str, dict], str]:
+    """Run ansible-playbook; (wall seconds, PLAY RECAP counts by host, output). BenchError when it fails."""
+    argv = [str(Path(sys.executable).parent / "ansible-playbook")]
+    for inventory in inventories:
+        argv += ["-i", str(inventory)]
+    argv += [playbook] + list(args)
+    started = time.monotonic()
+    proc = subprocess.run(argv, cwd=str(repo), env=env, capture_output=True, text=True, timeout=PLAY_TIMEOUT, check=False)
+    seconds = time.monotonic() - started
+    output = proc.stdout + proc.stderr
+    if proc.returncode != 0:
+        raise BenchError("rc %d from %s\n%s" % (proc.returncode, " ".join(argv), output[-4000:]))
+    return seconds, play_stats(output), output
+
+
+def play_stats(output: str) -> Dict[str, dict]:
+    """{host: {"ok": n, "changed": n, ...}} from Ansible's last PLAY RECAP."""
+    stats = {}
+    for host, counts in re.findall(r"^(\S+)\s+: (ok=.*)$", output.split("PLAY RECAP")[-1], re.MULTILINE):
+        stats[host] = {key: int(value) for key, value in re.findall(r"(\w+)=(\d+)", counts)}
+    return stats
+
+
+def fleet(repo: Path, work: Path, log: Callable[[str], None]) -> Table:
+    """The fleet table: pass one and pass two of repair.yml over FLEET containers, seconds per host."""
+    table = Table("Fleet: playbooks/repair.yml over %d containers of a fake Proxmox node (proxmox_pct_remote)" % FLEET)
+    why = fleet_prerequisites()
+    if why:
+        table.notes.append("Not measured: the fake node %s." % why)
+        return table
+    eph = work / "fleet"
+    (eph / "home").mkdir(parents=True)
+    extra = eph / "fleet-hosts.yml"
+    hosts = {"ct%d" % vmid: {"proxmox_vmid": vmid, "standin_scenario": HEALTHY_SCENARIO} for vmid in range(202, 200 + FLEET)}
+    extra.write_text(json.dumps({"containers": {"hosts": hosts}}, indent=1), encoding="utf-8")
+    inventories = (repo / SCENARIO / "inventory" / "hosts.yml", extra)
+    env = _ansible_env(repo, eph, {
+        "HOME": str(eph / "home"), "ANSIBLE_PARAMIKO_LOOK_FOR_KEYS": "false", "ANSIBLE_HOST_KEY_CHECKING": "true",
+        "ANSIBLE_TASK_TIMEOUT": "600", "MOLECULE_PROJECT_DIRECTORY": str(repo), "MOLECULE_EPHEMERAL_DIRECTORY": str(eph)})
+    log("bench: fleet: starting the fake node and building %d venvs in its containers" % FLEET)
+    seconds, _stats, _out = _playbook(repo, env, inventories, str(SCENARIO / "create.yml"), "-f", str(FORKS))
+    table.notes.append("create.yml (node, %d venvs built inside their containers): %.0f s, not counted." % (FLEET, seconds))
+    try:
+        passes = []
+        for number in (1, 2):
+            log("bench: fleet: repair.yml pass %d" % number)
+            passes.append(_playbook(repo, env, inventories, "playbooks/repair.yml", "-f", str(FORKS)))
+    finally:
+        _playbook(repo, env, inventories, str(SCENARIO / "destroy.yml"))
+    (first, _first_stats, _first_out), (second, second_stats, second_out) = passes
+    changed_again = sorted(host for host, counts in second_stats.items() if counts.get("changed") or counts.get("failed"))
+    if changed_again:
+        raise BenchError("fleet pass two changed or failed on %s (it must be a no-op)\n%s" % (
+            ", ".join(changed_again), second_out[-4000:]))
+    table.add("one", "pass one: ct200 and ct201 repaired, %d healthy venvs guarded; s per host" % (FLEET - 2),
+              fixed(first / FLEET, 1))
+    table.add("two", "pass two: every venv healthy, changed=0 on all %d; s per host" % FLEET, fixed(second / FLEET, 1),
+              goal=Goal(max_seconds=NOOP_GOAL_S))
+    table.notes.append("Forks %d; wall time pass one %.0f s, pass two %.0f s." % (FORKS, first, second))
+    return table
+
+
+def real_role(repo: Path, venv: Path, work: Path, runs: int, log: Callable[[str], None]) -> Table:
+    """repair.yml and facts.yml with ``-c local`` on the healthy real venv, against the facts module ad hoc.
+
+    The real venv is the bench's cache: the role runs with venv_repair_guard false, so that a healthy venv is left
+    byte-for-byte as it is (a check-mode pass first makes sure there is nothing to repair)."""
+    home = work / "real-role"
+    (home / "empty-wheelhouse").mkdir(parents=True)
+    inventory = home / "inventory.json"
+    inventory.write_text(json.dumps({"all": {"hosts": {"realvenv": {
+        "ansible_connection": "local", "ansible_python_interpreter": sys.executable,
+        "venv_repair_path": str(venv), "venv_repair_find_links": [str(home / "empty-wheelhouse")],
+        "venv_repair_no_index": True, "venv_repair_tools_no_index": False, "venv_repair_tools_find_links": [],
+        "venv_repair_tools_venv": str(home / "tools"), "venv_repair_guard": False}}}}), encoding="utf-8")
+    env = _ansible_env(repo, home)
+    log("bench: real role: a check-mode pass (the tools venv is made here)")
+    _seconds, _stats, output = _playbook(repo, env, (inventory,), "playbooks/repair.yml", "--check")
+    if "healthy before - " not in output:
+        raise BenchError("the real venv is not healthy for the role: not running repair.yml on the bench's cache\n%s"
+                         % output[-4000:])
+    before = sorted(os.listdir(str(venv)))
+
+    def playbook(name):
+        argv = (str(Path(sys.executable).parent / "ansible-playbook"), "-i", str(inventory), "playbooks/%s" % name)
+        return [Step(argv, env, str(repo))]
+    table = Table("The role on the healthy real venv (-c local): one diagnosis per pass")
+    table.add("adhoc", "cuda_venv_facts ad hoc (`ansible localhost -m ... -a path=`)",
+              measure(lambda: [cmd.ansible_facts(venv, str(repo), home)], runs, warmup=True), label="facts ad hoc")
+    table.add("facts", "playbooks/facts.yml", measure(lambda: playbook("facts.yml"), runs), anchor="adhoc")
+    table.add("repair", "playbooks/repair.yml (healthy: preflight, diagnosis, recap)",
+              measure(lambda: playbook("repair.yml"), runs), anchor="adhoc", goal=Goal(max_ratio=REAL_ROLE_GOAL))
+    if sorted(os.listdir(str(venv))) != before:
+        raise BenchError("repair.yml changed the real venv's top level: %s" % sorted(set(os.listdir(str(venv))) ^ set(before)))
+    return table
