@@ -90,7 +90,8 @@ def residue_obs():
 
 
 READING = SourceReading(offers=(
-    Offer("torch", "2.9.1", "/wh", ("nvidia-cudnn-cu13==9.24.0.43",)),  # the installed version: its own metadata rules
+    # the installed version: its own metadata rules, whatever a source says of it
+    Offer("torch", "2.9.1", "/wh", ("nvidia-cudnn-cu13==9.24.0.43", "nvidia-nccl-cu13==2.30.7", "nvidia-nvshmem-cu13==3.4.5")),
     Offer("torch", "2.13.0", "/wh", ("nvidia-cudnn-cu13==9.20.0.1", "nvidia-nccl-cu13==2.30.7")),
     Offer("torch", "2.14.1", "/wh", ('nvidia-cudnn-cu13==9.24.0.43; platform_system == "Linux"', "filelock",
                                      "nvidia-nccl-cu13==2.30.7", 'nvidia-nvshmem-cu13; extra == "dist"')),
