@@ -13,20 +13,18 @@ the facts read them). ``read_offers`` reads only the sources given, never pip.co
   (https://packaging.python.org/en/latest/specifications/simple-repository-api/), JSON (PEP 691) or HTML
   (PEP 503), and a file's metadata only where the index serves it apart (PEP 658/714, ``FILE.metadata``);
 - an ``http(s)`` find-links page: its wheel links, metadata the same way.
-A whole wheel is never downloaded. Every request goes through ``ansible.module_utils.urls.open_url`` (proxies,
+A whole wheel is never downloaded. What only reading needs (open_url, the parsers) is imported when sources are read:
+importing this file costs the facts of a venv without residue nothing. Every request goes through ``ansible.module_utils.urls.open_url`` (proxies,
 certificates and netrc as the node configures them) with a timeout; a source that fails is named in
 ``SourceReading.failures`` with the reason, credentials masked, and the others are still read.
 """
 
 from __future__ import annotations
 
-import email.parser
 import json
 import os
 import re
-import zipfile
 from dataclasses import dataclass
-from html.parser import HTMLParser
 from typing import Callable, Dict, Iterable, List, Optional, Tuple
 from urllib.error import HTTPError
 from urllib.parse import unquote, urldefrag, urljoin, urlsplit
@@ -132,7 +130,7 @@ def read_offers(sources: WheelSources, names: Iterable[str], timeout: float = TI
             else:
                 client = _Client(opener, timeout, link)
                 offers += _page_offers(client, _fetch(client, link, html_only=True), label, wanted, None)
-        except (OSError, ValueError, zipfile.BadZipFile) as exc:
+        except (OSError, ValueError) as exc:
             failures.append((label, redact(_reason(exc), secrets)))
     for index in sources.indexes():
         label, client = _index_label(index), _Client(opener, timeout, index)
@@ -167,6 +165,7 @@ def _local_path(link: str) -> Optional[str]:
 
 
 def _local_offers(path: str, label: str, wanted: set) -> List[Offer]:
+    import zipfile  # pylint: disable=import-outside-toplevel
     files = [path] if os.path.isfile(path) else [os.path.join(path, f) for f in sorted(os.listdir(path))]
     seen, found = set(), []
     for file in files:
@@ -174,9 +173,12 @@ def _local_offers(path: str, label: str, wanted: set) -> List[Offer]:
         if parsed is None or parsed[0] not in wanted or parsed in seen:
             continue
         seen.add(parsed)
-        with zipfile.ZipFile(file) as archive:
-            member = next((m for m in archive.namelist() if m.count("/") == 1 and m.endswith(".dist-info/METADATA")), None)
-            requires = _requires(archive.read(member)) if member else None
+        try:
+            with zipfile.ZipFile(file) as archive:
+                member = next((m for m in archive.namelist() if m.count("/") == 1 and m.endswith(".dist-info/METADATA")), None)
+                requires = _requires(archive.read(member)) if member else None
+        except zipfile.BadZipFile as exc:
+            raise ValueError("%s: %s" % (file, exc)) from None
         found.append(Offer(parsed[0], parsed[1], label, requires))
     return found
 
@@ -187,7 +189,8 @@ def _wheel_name(filename: str) -> Optional[Tuple[str, str]]:
 
 
 def _requires(metadata: bytes) -> Tuple[str, ...]:
-    headers = email.parser.BytesHeaderParser().parsebytes(metadata)
+    from email.parser import BytesHeaderParser  # pylint: disable=import-outside-toplevel
+    headers = BytesHeaderParser().parsebytes(metadata)
     return tuple(str(r).strip() for r in headers.get_all("Requires-Dist") or ())
 
 
@@ -245,24 +248,20 @@ def _json_files(base: str, data: dict) -> tuple:
     return tuple(files)
 
 
-class _Links(HTMLParser):
-    def __init__(self):
-        super().__init__()
-        self.links = []
-
-    def handle_starttag(self, tag, attrs):
-        if tag == "a":
-            attrs = dict(attrs)
-            if attrs.get("href"):
-                served = attrs.get("data-core-metadata", attrs.get("data-dist-info-metadata"))
-                self.links.append((attrs["href"], served is not None and served != "false"))
-
-
 def _html_files(base: str, text: str) -> tuple:
-    parser = _Links()
-    parser.feed(text)
+    from html.parser import HTMLParser  # pylint: disable=import-outside-toplevel
+    links = []
+
+    class Links(HTMLParser):
+        def handle_starttag(self, tag, attrs):
+            attrs = dict(attrs)
+            if tag == "a" and attrs.get("href"):
+                served = attrs.get("data-core-metadata", attrs.get("data-dist-info-metadata"))
+                links.append((attrs["href"], served is not None and served != "false"))
+
+    Links().feed(text)
     files = []
-    for href, served in parser.links:
+    for href, served in links:
         url = urljoin(base, href)
         files.append((unquote(urlsplit(url).path.rsplit("/", 1)[-1]), url, served))
     return tuple(files)

@@ -113,3 +113,12 @@ def test_an_index_that_never_answers_is_named_within_the_timeout(wheelhouse):
     assert took < 5 and len(reading.offers) == 2
     assert [(source, "timed out" in error) for source, error in reading.failures] == [
         ("index 127.0.0.1:%d" % port, True)], reading.failures
+
+
+def test_a_wheel_that_is_no_zip_fails_its_source_only(tmp_path, wheelhouse):
+    broken = tmp_path / "broken"
+    broken.mkdir()
+    (broken / "torch-2.10.0-py3-none-any.whl").write_bytes(b"not a zip")
+    reading = read_offers(WheelSources(find_links=(str(broken), str(wheelhouse))), ["torch"])
+    assert len(reading.offers) == 2
+    assert reading.failures == ((str(broken), "%s: File is not a zip file" % (broken / "torch-2.10.0-py3-none-any.whl")),)
