@@ -45,3 +45,36 @@ options:
     choices: [size, hash]
     default: size
 """
+
+    # The modules that take the user's wheel sources (the repair installs from them; the facts read them).
+    WHEEL_SOURCES = r"""
+options:
+  find_links:
+    description:
+      - Folders of wheels, wheel files or URLs of pages listing wheels (C(--find-links)).
+      - M(gpuops.cuda_venv.cuda_venv_repair) installs from them by name, never by file path.
+      - M(gpuops.cuda_venv.cuda_venv_facts) reads them only when a C(CONTAMINATION_SOURCE) finding holds a residue
+        (contaminants nothing installed requires), and only for its candidates, to name the version that requires it.
+    type: list
+    elements: str
+    default: []
+  index_url:
+    description:
+      - Base URL of a package index (C(--index-url)). May carry credentials; never shown in results.
+      - Without it, M(gpuops.cuda_venv.cuda_venv_repair) installs from the index its installer's configuration names
+        (unless O(no_index)).
+      - M(gpuops.cuda_venv.cuda_venv_facts) reads only the indexes given here and in O(extra_index_urls), never the
+        node's pip configuration nor PyPI by default, through their simple API (PEP 691 JSON or PEP 503 HTML), and
+        never downloads a whole wheel (a version's requirements only where the index serves its metadata apart, PEP
+        658); a source that cannot be read is named in the finding, never fatal.
+    type: str
+  extra_index_urls:
+    description: Extra index URLs (C(--extra-index-url)). May carry credentials; never shown in results.
+    type: list
+    elements: str
+    default: []
+  no_index:
+    description: Ignore package indexes; use O(find_links) only.
+    type: bool
+    default: false
+"""

@@ -32,7 +32,9 @@ SHARED = dict(
     probe=dict(type="bool", default=True),
     verify=dict(type="str", choices=list(VERIFY_MODES), default="size"),
     ld_library_path=dict(type="list", elements="path", default=[]),
+    no_index=dict(type="bool", default=False),
 )
+WHEEL_SOURCES = ("find_links", "index_url", "extra_index_urls", "no_index")
 
 
 def shared(*names) -> dict:
@@ -47,6 +49,7 @@ def facts_arguments() -> dict:
         probe_timeout=dict(type="float", default=FACTS_PROBE_TIMEOUT),
         **shared("verify", "ld_library_path"),
         gpu=dict(type="bool", default=True),
+        **shared(*WHEEL_SOURCES),
     )
     return dict(argument_spec=spec, supports_check_mode=True)
 
@@ -59,8 +62,7 @@ def repair_arguments() -> dict:
         remove=dict(type="list", elements="str", default=[]),
         prune=dict(type="str", choices=list(PRUNE_MODES), default="cuda"),
         revert_edits=dict(type="bool", default=False),
-        **shared("find_links", "index_url", "extra_index_urls"),
-        no_index=dict(type="bool", default=False),
+        **shared(*WHEEL_SOURCES),
         with_dependencies=dict(type="bool", default=False),
         backend=dict(type="str", choices=list(BACKEND_KINDS), default="auto"),
         uv_executable=dict(type="path"),

@@ -20,6 +20,9 @@ description:
   - Runs with the managed node's Python, never inside the venv it diagnoses; only the import probe and an
     interpreter query run the venv's interpreter, isolated (C(-I -B)), from an empty temporary directory, with a
     clean environment and a timeout.
+  - Reads no wheel source unless given one (O(find_links), O(index_url), O(extra_index_urls)); with one, only when a
+    C(CONTAMINATION_SOURCE) finding holds a residue, to say which version of an installed distribution (the anchor,
+    what was reinstalled after the residue) requires it.
   - Changes nothing.
 author:
   - gpuops.cuda_venv contributors (@gpuops)
@@ -27,6 +30,7 @@ extends_documentation_fragment:
   - gpuops.cuda_venv.attributes.FACTS
   - gpuops.cuda_venv.venv
   - gpuops.cuda_venv.venv.DIAGNOSIS
+  - gpuops.cuda_venv.venv.WHEEL_SOURCES
 requirements:
   - packaging (on the managed node's Python)
   - nvidia-ml-py (optional, for the GPU facts)
@@ -66,6 +70,13 @@ EXAMPLES = r"""
     verify: hash
     ld_library_path:
       - /usr/local/cuda/lib64
+
+- name: Diagnose, and name the torch version of the local wheelhouse that left CUDA wheels behind
+  gpuops.cuda_venv.cuda_venv_facts:
+    path: /opt/venvs/train
+    find_links:
+      - /srv/wheelhouse
+    no_index: true
 
 - name: Fail when the venv is not healthy, listing the findings
   ansible.builtin.assert:

@@ -39,6 +39,7 @@ extends_documentation_fragment:
   - gpuops.cuda_venv.attributes
   - gpuops.cuda_venv.venv
   - gpuops.cuda_venv.venv.DIAGNOSIS
+  - gpuops.cuda_venv.venv.WHEEL_SOURCES
 attributes:
   check_mode:
     support: full
@@ -82,23 +83,6 @@ options:
       - The CUDA stack is every owner of a path another wheel also lists, the cu12/cu13 colliding families, the
         anchor, every owner of a shared object the anchor's import loads or needs, CUDA wheels and known CUDA
         consumers; these are always reinstalled when damaged.
-    type: bool
-    default: false
-  find_links:
-    description: Directories or URLs of wheels (C(--find-links)). Installs are by name, never by file path.
-    type: list
-    elements: str
-    default: []
-  index_url:
-    description: Base URL of the package index (C(--index-url)). May carry credentials; never shown in results.
-    type: str
-  extra_index_urls:
-    description: Extra index URLs (C(--extra-index-url)). May carry credentials; never shown in results.
-    type: list
-    elements: str
-    default: []
-  no_index:
-    description: Ignore package indexes; use O(find_links) only.
     type: bool
     default: false
   with_dependencies:

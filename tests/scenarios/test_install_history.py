@@ -14,12 +14,14 @@ import time
 import pytest
 
 from scenario_tools import ROOT, run_module
+from tests.support.local_servers import MetadataIndex
 from tests.standin import build_extra_wheels, build_wheelhouse
 from tests.standin._venv import create_uv_venv, make_venv, pip_install, uv_install
 
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._decide.history import GAP
 from ansible_collections.gpuops.cuda_venv.tests.support.wheel_helpers import make_wheel
 
+TORCH_TAG = "py3-none-any"  # the stand-in torch wheels
 CACHE = os.environ.get("CUDA_VENV_STANDIN_CACHE", os.path.join(ROOT, "build", "standin-cache"))
 
 
@@ -38,8 +40,9 @@ def pause():
     time.sleep(GAP + 0.5)
 
 
-def facts(tmp_path, venv):
-    rc, result, output = run_module(tmp_path, "cuda_venv_facts", dict(path=str(venv), probe=False, gpu=False))
+def facts(tmp_path, venv, **sources):
+    """cuda_venv_facts (no probe, no GPU) with the wheel-source options ``sources``."""
+    rc, result, output = run_module(tmp_path, "cuda_venv_facts", dict(path=str(venv), probe=False, gpu=False, **sources))
     assert rc == 0, output
     return result["ansible_facts"]["cuda_venv"]
 
@@ -209,3 +212,62 @@ def test_a_script_running_venv_uv_and_pip_back_to_back_makes_three_transactions(
     assert (source["details"]["transaction"], source["details"]["installer"], source["details"]["time"]) == (
         3, "pip", history[2]["time"])
     assert "their root is sglang-kernel 0.3.21, requested with pip at %s" % history[2]["time"] in source["message"]
+
+
+@pytest.fixture(scope="module")
+def anchor_reverted(tmp_path_factory, wheels):
+    """pip only: torch 2.9.1 (CUDA 12), torch 2.14.1 (CUDA 13) over it, then `pip install torch==2.9.1` again."""
+    cu12, cu13, _extras = wheels
+    venv = make_venv(tmp_path_factory.mktemp("anchor") / "venv")
+    pause()
+    pip_install(venv, ["torch==2.9.1"], [cu12])
+    pause()
+    pip_install(venv, ["torch==2.14.1"], [cu13])
+    pause()
+    pip_install(venv, ["torch==2.9.1"], [cu12])
+    return venv
+
+
+def test_the_configured_wheelhouse_names_the_torch_version_that_left_the_residue(tmp_path, wheels, anchor_reverted):
+    cu12, cu13, _extras = wheels
+    plain = facts(tmp_path, anchor_reverted)
+    [before] = sources(plain)
+    assert before["details"]["transaction"] == 3 and before["details"]["roots"] == []
+    assert (before["details"]["source_versions"], before["details"]["source_failures"]) == ([], [])
+    result = facts(tmp_path, anchor_reverted, find_links=[str(cu12), str(cu13)], no_index=True)
+    [source] = sources(result)
+    details = source["details"]
+    [offered] = details["source_versions"]
+    assert (offered["name"], offered["version"], offered["source"]) == ("torch", "2.14.1", str(cu13))
+    assert offered["requires"] == [
+        "cuda-toolkit[cublas,cudart,cufft,cufile,cupti,curand,cusolver,cusparse,nvjitlink,nvrtc,nvtx]==13.0.3",
+        "cuda-bindings<14,>=13.0.3", "nvidia-cudnn-cu13==9.24.0.43", "nvidia-cusparselt-cu13==0.8.1",
+        "nvidia-nccl-cu13==2.30.7", "nvidia-nvshmem-cu13==3.4.5"]
+    assert sorted(offered["reaches"]) == sorted(details["residue"])  # every CUDA 13 wheel it left
+    undone = "the residue of an install that was undone"
+    assert source["message"] == before["message"].replace(undone, undone + (
+        "; torch 2.14.1 in %s requires cuda-toolkit[cublas,cudart,cufft,cufile,cupti,curand,cusolver,cusparse,nvjitlink,"
+        "nvrtc,nvtx]==13.0.3, cuda-bindings<14,>=13.0.3, nvidia-cudnn-cu13==9.24.0.43, nvidia-cusparselt-cu13==0.8.1, ... "
+        "(reaching %d of them; torch 2.9.1 is installed now)" % (cu13, len(details["residue"]))))
+    assert "; distributions that were gone or replaced later: torch 2.9.1 reinstalled at %s" % (
+        result["history"][3]["time"]) in source["message"]
+
+
+def test_an_index_is_asked_only_for_a_residue_and_one_that_fails_is_named(tmp_path, wheels, anchor_reverted, pip_venv):
+    cu12, cu13, _extras = wheels
+    with MetadataIndex([cu12, cu13]) as index:
+        url = "http://127.0.0.1:%d/simple" % index.port
+        [rooted] = sources(facts(tmp_path, pip_venv, index_url=url))  # its contaminants have a root: no residue
+        assert rooted["details"]["residue"] == [] and index.requests == []
+        [source] = sources(facts(tmp_path, anchor_reverted, index_url=url))
+        # the anchor and triton, both reinstalled after the residue: their pages and each version's metadata
+        assert sorted(path for path, _authorized in index.requests) == [
+            "/files/%s-%s.whl.metadata" % (dist, TORCH_TAG)
+            for dist in ("torch-2.14.1", "torch-2.9.1", "triton-3.5.1", "triton-3.8.0")] + [
+            "/simple/torch/", "/simple/triton/"]
+    label = "index 127.0.0.1:%d" % index.port  # index URLs are no_log: Ansible would mask the URL itself
+    assert [(o["version"], o["source"]) for o in source["details"]["source_versions"]] == [("2.14.1", label)]
+    assert "; torch 2.14.1 in %s requires cuda-toolkit[" % label in source["message"]
+    [failed] = sources(facts(tmp_path, anchor_reverted, index_url=url))  # the server is gone
+    assert failed["details"]["source_versions"] == [] and [f["source"] for f in failed["details"]["source_failures"]] == [label]
+    assert "; the wheel source %s could not be read (" % label in failed["message"]

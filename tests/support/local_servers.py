@@ -1,11 +1,14 @@
-"""HTTP servers on 127.0.0.1 for the installer tests: a package index behind basic auth, and one that never answers."""
+"""HTTP servers on 127.0.0.1 for the installer and wheel-source tests: a package index behind basic auth, one that
+also serves each wheel's metadata apart (PEP 658/714) and JSON pages (PEP 691), and one that never answers."""
 
 import base64
 import html
+import json
 import os
 import re
 import socket
 import threading
+import zipfile
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 
@@ -19,13 +22,14 @@ class AuthIndex:
     ``requests`` lists (path, authorized) for every request seen.
     """
 
-    def __init__(self, dirs, user, password):
+    def __init__(self, dirs, user=None, password=None):
         self.files = {}
         for directory in dirs:
             for name in sorted(os.listdir(str(directory))):
                 if name.endswith(".whl"):
                     self.files[name] = os.path.join(str(directory), name)
-        self.expected = "Basic " + base64.b64encode(("%s:%s" % (user, password)).encode()).decode()
+        # no user: every request is authorized
+        self.expected = "Basic " + base64.b64encode(("%s:%s" % (user, password)).encode()).decode() if user else None
         self.requests = []
         self.server = None
 
@@ -37,7 +41,7 @@ class AuthIndex:
                 pass
 
             def do_GET(self):
-                authorized = self.headers.get("Authorization") == index.expected
+                authorized = index.expected is None or self.headers.get("Authorization") == index.expected
                 index.requests.append((self.path, authorized))
                 if not authorized:
                     self.send_response(401)
@@ -81,6 +85,46 @@ class AuthIndex:
         else:
             handler.send_error(404)
             return
+        handler.send_response(200)
+        handler.send_header("Content-Type", content_type)
+        handler.send_header("Content-Length", str(len(body)))
+        handler.end_headers()
+        handler.wfile.write(body)
+
+
+class MetadataIndex(AuthIndex):
+    """AuthIndex whose project pages mark each wheel's metadata as served apart (``data-core-metadata``, PEP 714)
+    and answer ``FILE.metadata``; a page is JSON (PEP 691) when ``json`` is set and the request's Accept header
+    names that first, else HTML (PEP 503)."""
+
+    JSON = "application/vnd.pypi.simple.v1+json"
+
+    def __init__(self, dirs, user=None, password=None, json=True):  # pylint: disable=redefined-outer-name
+        super().__init__(dirs, user, password)
+        self.json = json
+
+    def answer(self, handler):
+        parts = [p for p in handler.path.split("?")[0].split("/") if p]
+        if len(parts) == 2 and parts[0] == "files" and parts[1].endswith(".metadata") and parts[1][:-9] in self.files:
+            with zipfile.ZipFile(self.files[parts[1][:-9]]) as archive:
+                body = archive.read(next(m for m in archive.namelist() if m.endswith(".dist-info/METADATA")))
+            return self._send(handler, body, "text/plain")
+        if len(parts) == 2 and parts[0] == "simple":
+            project = _canonical(parts[1])
+            names = [n for n in self.files if _canonical(n.split("-")[0]) == project]
+            if not names:
+                return handler.send_error(404)
+            if self.json and (handler.headers.get("Accept") or "").startswith(self.JSON):
+                body = json.dumps({"meta": {"api-version": "1.1"}, "name": project, "files": [
+                    {"filename": n, "url": "../../files/%s" % n, "hashes": {}, "core-metadata": True} for n in names]})
+                return self._send(handler, body.encode(), self.JSON)
+            links = "".join('<a href="/files/%s" data-core-metadata="true">%s</a>\n' % (html.escape(n), html.escape(n))
+                            for n in names)
+            return self._send(handler, ("<!DOCTYPE html><html><body>\n%s</body></html>\n" % links).encode(), "text/html")
+        return super().answer(handler)
+
+    @staticmethod
+    def _send(handler, body, content_type):
         handler.send_response(200)
         handler.send_header("Content-Type", content_type)
         handler.send_header("Content-Length", str(len(body)))

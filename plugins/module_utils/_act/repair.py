@@ -31,7 +31,7 @@ from ansible_collections.gpuops.cuda_venv.plugins.module_utils._act.venv_lock im
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._core.errors import CudaVenvError
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._core.runner import Runner
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._decide.diagnose import diagnose
-from ansible_collections.gpuops.cuda_venv.plugins.module_utils._decide.facts_report import report
+from ansible_collections.gpuops.cuda_venv.plugins.module_utils._decide.facts_report import facts_of
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._decide.findings import is_healthy, summarize
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._decide.plan import DesiredState, make_plan, predicted_inventory
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._install.install_guard import InstallCheck
@@ -70,7 +70,7 @@ def repair(options: RepairOptions, make_backend: Callable[[Observations], Backen
         obs = _planned_from(seen)
         result = _check_result(options, obs, root, Run(options, make_backend, runner, tuple(secrets), observed=obs))
         if options.report_facts:
-            result["ansible_facts"] = {"cuda_venv": report(seen, diagnose(seen))}
+            result["ansible_facts"] = {"cuda_venv": facts_of(seen)}
         return result
     state_dir = state_dir_of(root)
     run = Run(options, make_backend, runner, tuple(secrets))

@@ -87,7 +87,7 @@ def repair_from_params(params: dict, runner: Runner, check_mode: bool = False, d
         options = RepairOptions(
             facts=FactsOptions(path=layout.root, anchor=params["anchor"], verify=params["verify"],
                                ld_library_path=tuple(params["ld_library_path"]), probe_timeout=params["probe_timeout"],
-                               roots=tuple(params["packages"])),
+                               roots=tuple(params["packages"]), wheel_sources=sources),
             desired=DesiredState(packages=tuple(params["packages"]), remove=tuple(params["remove"]),
                                  prune=params["prune"], batch_size=params["batch_size"],
                                  revert_edits=params["revert_edits"]),

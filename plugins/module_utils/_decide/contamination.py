@@ -9,8 +9,10 @@ Pure: reads the ``Observations`` record only. A contaminant is a CUDA wheel or C
 requires (CUDA_DIST_UNREQUIRED, which collides or not) or a CUDA wheel of another major than the anchor's
 (CUDA_MAJOR_MIXED). Their source: the transaction that wrote them (``history.py``) and the root, the distribution
 nothing installed requires whose requirements reach them; when nothing installed requires them, the residue of
-an install undone later, with what was installed after them and what a requested distribution still asks for.
-Never reads an index.
+an install undone later, with what was installed after them and what a requested distribution still asks for,
+and, where the wheel sources were read (``obs.source_reading``: the facts module reads them only for a residue,
+``residue_candidates``), which version they offer of an installed distribution requires the residue.
+Never reads an index itself.
 """
 
 from __future__ import annotations
@@ -25,9 +27,10 @@ from ansible_collections.gpuops.cuda_venv.plugins.module_utils._core.names impor
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._decide import findings as F
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._decide.findings import Finding
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._decide.history import UNKNOWN, history_of, transaction_of
-from ansible_collections.gpuops.cuda_venv.plugins.module_utils._read.requirements import closure, marker_env_fallback
+from ansible_collections.gpuops.cuda_venv.plugins.module_utils._read.requirements import closure, marker_env_fallback, version_order
 
 _EXAMPLES = 4
+_CANDIDATES = 8  # names asked of the wheel sources, at most
 _NAME = re.compile(r"\s*([A-Za-z0-9][A-Za-z0-9._-]*)")
 
 
@@ -80,10 +83,31 @@ def contamination_source(obs) -> List[Finding]:
             for number, dists in sorted(groups.items())]
 
 
+def residue_candidates(obs, findings) -> List[str]:
+    """The names whose other versions the wheel sources are asked about: where a CONTAMINATION_SOURCE holds residue,
+    the anchor and the distributions replaced after it (at most _CANDIDATES); none without residue."""
+    names = []
+    for finding in findings:
+        if finding.code == F.CONTAMINATION_SOURCE and finding.details["residue"]:
+            names += [obs.options.anchor] + [canonical_name(r["distribution"].split(" ", 1)[0])
+                                             for r in finding.details["replaced_later"]]
+    return list(dict.fromkeys(names))[:_CANDIDATES]
+
+
+def with_source_versions(obs, findings) -> List[Finding]:
+    """``findings`` with each CONTAMINATION_SOURCE made again from ``obs``, which now holds the sources' reading."""
+    fresh = {f.subject: f for f in contamination_source(obs)}
+    return [fresh.get(f.subject, f) if f.code == F.CONTAMINATION_SOURCE else f for f in findings]
+
+
+def _marker_env(obs) -> dict:
+    return obs.interpreter.marker_env if obs.interpreter.ok else marker_env_fallback(obs.layout.version)
+
+
 def _edges(obs) -> list:
     """Every requirement edge between installed distributions (markers evaluated for this venv). Requirements
     naming nothing installed are dropped before parsing: parsing is most of the cost."""
-    marker_env = obs.interpreter.marker_env if obs.interpreter.ok else marker_env_fallback(obs.layout.version)
+    marker_env = _marker_env(obs)
     installed = {d.key for d in obs.distributions}
     dists = [replace(d, requires_dist=tuple(r for r in d.requires_dist if _named(r) in installed))
              for d in obs.distributions]
@@ -100,7 +124,7 @@ def _finding(obs, history, transaction, dists, edges) -> Finding:
     when = _when(transaction)
     details = {"transaction": transaction.number, "time": when, "installer": transaction.installer,
                "contaminants": [d.label for d in dists], "roots": [], "residue": [], "replaced_later": [],
-               "unsatisfied": []}
+               "unsatisfied": [], "source_versions": [], "source_failures": []}
     message = "%d contaminant(s) (%s) were installed by %s %s (transaction %d)" % (
         len(dists), _examples([d.label for d in dists]), transaction.installer, _at(when), transaction.number)
     if transaction.time is None:
@@ -136,6 +160,17 @@ def _finding(obs, history, transaction, dists, edges) -> Finding:
         message += (". The other %d (%s): nothing installed today requires them" % (
             len(residue), _examples([d.label for d in residue])) if reached else ". Nothing installed today requires them")
         message += ": the residue of an install that was undone"
+        if obs.source_reading is not None:
+            offered = _source_versions(obs, residue, by_key)
+            details["source_versions"] = [{"name": o.name, "version": o.version, "source": o.source, "requires": direct,
+                                           "reaches": [by_key[k].label for k in sorted(reached)]}
+                                          for o, direct, reached in offered]
+            details["source_failures"] = [{"source": s, "error": e} for s, e in obs.source_reading.failures]
+            for offer, direct, reached in offered:
+                message += "; %s %s in %s requires %s (reaching %d of them; %s is installed now)" % (
+                    offer.name, offer.version, offer.source, _examples(direct), len(reached), by_key[offer.name].label)
+            for source, error in obs.source_reading.failures:
+                message += "; the wheel source %s could not be read (%s)" % (source, error)
         if later:
             message += "; distributions that were gone or replaced later: %s" % ", ".join(
                 "%s reinstalled %s" % (d.label, _at(_when(t))) for d, t in later[:_EXAMPLES])
@@ -198,6 +233,28 @@ def _replaced_later(obs, history, transaction) -> List[tuple]:
         if dist.key in wanted and tx is not None and tx.time is not None and tx.time > transaction.time:
             later.append((dist, tx))
     return sorted(later, key=lambda item: (item[0].key != obs.options.anchor, item[1].number, item[0].key))
+
+
+def _source_versions(obs, residue, by_key) -> List[tuple]:
+    """(offer, its requirements naming the residue, the residue keys it reaches) for each installed distribution of
+    which the wheel sources offer another version whose requirements (extras included) reach the residue: the
+    version reaching most of it, then the highest."""
+    keys = {d.key for d in residue}
+    marker_env = _marker_env(obs)
+    best: Dict[str, tuple] = {}
+    for offer in obs.source_reading.offers:
+        installed = by_key.get(offer.name)
+        if installed is None or offer.requires is None or offer.version == installed.version:
+            continue
+        edges = closure(offer.requires, residue, marker_env)
+        reached = {e.name for e in edges if e.name in keys and e.satisfied}
+        if not reached:
+            continue
+        direct = [e.requirement.split(";", 1)[0].strip() for e in edges if not e.required_by and e.name in reached]
+        rank = (len(reached), version_order(offer.version))
+        if offer.name not in best or rank > best[offer.name][0]:
+            best[offer.name] = (rank, (offer, direct, reached))
+    return [item for _rank, item in sorted(best.values(), key=lambda b: (b[1][0].name != obs.options.anchor, b[1][0].name))]
 
 
 def _unsatisfied(edges, by_key) -> List[tuple]:

@@ -35,14 +35,13 @@ from __future__ import annotations
 import os
 import re
 import sys
-from dataclasses import dataclass
 from typing import Iterable, Mapping, Optional, Protocol, Sequence
-from urllib.parse import unquote, urlsplit
 
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._core.errors import CudaVenvError
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._core.names import DISTRIBUTION_NAME, canonical_name
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._core.redact import redact, redact_result
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._core.runner import C_LOCALE, CommandResult, Runner
+from ansible_collections.gpuops.cuda_venv.plugins.module_utils._read.wheel_sources import WheelSources, as_strings
 
 BACKEND_KINDS = ("auto", "pip", "uv")
 
@@ -57,48 +56,6 @@ _ARCHIVE_SUFFIXES = (".whl", ".zip", ".tar.gz", ".tgz", ".tar.bz2")
 
 class InstallerError(CudaVenvError):
     """A backend cannot be used or was given a bad request."""
-
-
-@dataclass(frozen=True)
-class WheelSources:
-    """Where wheels come from: pip's find-links and index options."""
-
-    find_links: tuple = ()
-    index_url: Optional[str] = None
-    extra_index_urls: tuple = ()
-    no_index: bool = False
-
-    def __post_init__(self):
-        object.__setattr__(self, "find_links", _strings(self.find_links))
-        object.__setattr__(self, "extra_index_urls", _strings(self.extra_index_urls))
-        if self.no_index and (self.index_url or self.extra_index_urls):
-            raise InstallerError("wheel sources set no_index together with index_url or extra_index_urls: keep one of them")
-
-    def secrets(self) -> tuple:
-        """The credential-bearing strings of these sources (userinfo, passwords, tokens)."""
-        found = []
-        for url in (self.index_url,) + self.extra_index_urls + self.find_links:
-            found.extend(_url_secrets(url or ""))
-        return tuple(dict.fromkeys(found))
-
-
-def _strings(value) -> tuple:
-    if value is None:
-        return ()
-    if isinstance(value, str):
-        return (value,)
-    return tuple(str(v) for v in value)
-
-
-def _url_secrets(url: str) -> list:
-    netloc = urlsplit(url).netloc if "://" in url else ""
-    if "@" not in netloc:
-        return []
-    userinfo = netloc.rpartition("@")[0]
-    user, has_password, password = userinfo.partition(":")
-    # With a password the user name is not secret; alone it is usually a token.
-    parts = [userinfo, password] if has_password else [userinfo, user]
-    return [s for p in parts if p for s in (p, unquote(p))]
 
 
 def installer_env(environ: Optional[Mapping[str, str]] = None) -> dict:
@@ -118,7 +75,7 @@ def requirement_name(requirement: str) -> Optional[str]:
 
 
 def _check_by_name(items: Sequence[str], what: str) -> tuple:
-    items = _strings(items)
+    items = as_strings(items)
     if not items:
         raise InstallerError("%s needs at least one name" % what)
     for item in items:
@@ -138,7 +95,7 @@ def _check_reinstall(requirements: tuple, reinstall: Iterable[str]) -> tuple:
     backends accept a reinstall only for the whole list; a mixed list would
     make pip reinstall (or upgrade) what uv leaves alone.
     """
-    reinstall = _strings(reinstall)
+    reinstall = as_strings(reinstall)
     if not reinstall:
         return ()
     wanted = {canonical_name(n) for n in reinstall}

@@ -39,6 +39,7 @@ from ansible_collections.gpuops.cuda_venv.plugins.module_utils._core.runner impo
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._read.scripts import ScriptCheck, check_scripts
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._read.shadowing import Shadowed, find_shadowed
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._read.venv_layout import STATE_DIR, VenvLayout, read_layout, real_path
+from ansible_collections.gpuops.cuda_venv.plugins.module_utils._read.wheel_sources import SourceReading, WheelSources
 
 
 @dataclass(frozen=True)
@@ -56,6 +57,7 @@ class FactsOptions:
     pycache: Optional[str] = None  # where the import probe may cache bytecode (the repair's); None: it writes none
     probe_loader_only: bool = False  # the repair's light test: the probe loads the anchor's compiled parts only
     judged_as: Optional[str] = None  # the root the venv is judged at when not its own: a swap's copy, the live venv's
+    wheel_sources: WheelSources = WheelSources()  # read only for a residue's source versions (CONTAMINATION_SOURCE)
 
 
 @dataclass(frozen=True)
@@ -98,6 +100,8 @@ class Observations:
     static_conflicts: Optional[List[Conflict]] = field(default=None, repr=False)  # before the probe's say
     guard: Optional[GuardState] = None  # the install guard as found (_read/guard_state.py)
     stamps: Dict[str, InstallStamp] = field(default_factory=dict)  # dist_info -> when it was installed
+    # what the configured wheel sources offer of the residue's candidates (_read/wheel_sources.py); None: not read
+    source_reading: Optional[SourceReading] = None
 
     def owners_of(self, path: str) -> List[Distribution]:
         """Distributions whose RECORD lists ``path`` (compared by real path)."""

@@ -150,6 +150,15 @@ def _satisfies(version: str, specifier) -> tuple:
     return specifier.contains(parsed, prereleases=True), None
 
 
+def version_order(version: str) -> tuple:
+    """A sort key of ``version`` strings: PEP 440 order, after every string that is no PEP 440 version."""
+    _need_packaging()
+    try:
+        return (1, Version(version), "")
+    except InvalidVersion:
+        return (0, None, version)
+
+
 def marker_env_fallback(python_version: str, platform_info: Optional[dict] = None) -> dict:
     """A marker environment for a venv whose interpreter cannot run.
 

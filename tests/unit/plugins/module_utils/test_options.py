@@ -50,4 +50,14 @@ def test_module_keyword_arguments():
     for arguments in (_options.facts_arguments, _options.repair_arguments, _options.benchmark_arguments,
                       preflight_arguments):
         assert arguments()["supports_check_mode"] is True
-    assert list(FACTS) == ["path", "anchor", "probe", "probe_timeout", "verify", "ld_library_path", "gpu"]
+    assert list(FACTS) == ["path", "anchor", "probe", "probe_timeout", "verify", "ld_library_path", "gpu",
+                           "find_links", "index_url", "extra_index_urls", "no_index"]
+
+
+def test_wheel_sources_are_one_spec_and_index_urls_never_logged():
+    for spec in (FACTS, REPAIR):
+        assert {name: spec[name] for name in _options.WHEEL_SOURCES} == {
+            "find_links": dict(type="list", elements="str", default=[]),
+            "index_url": dict(type="str", no_log=True),
+            "extra_index_urls": dict(type="list", elements="str", default=[], no_log=True),
+            "no_index": dict(type="bool", default=False)}

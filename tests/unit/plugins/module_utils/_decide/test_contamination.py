@@ -8,9 +8,10 @@ from __future__ import annotations
 from dataclasses import replace
 
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._decide.contamination import (
-    contaminants, contamination_source, requested_is_selective)
+    contaminants, contamination_source, requested_is_selective, residue_candidates, with_source_versions)
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._decide.history import Transaction
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._read.install_times import InstallStamp
+from ansible_collections.gpuops.cuda_venv.plugins.module_utils._read.wheel_sources import Offer, SourceReading
 from ansible_collections.gpuops.cuda_venv.tests.unit.plugins.module_utils import observations as O
 from ansible_collections.gpuops.cuda_venv.tests.unit.plugins.module_utils.observations import dist
 
@@ -78,3 +79,52 @@ def test_where_every_member_is_requested_requested_says_nothing_and_a_cuda_libra
 def test_no_history_no_finding_and_a_clean_venv_has_none():
     assert contamination_source(O.contaminated()) == []  # stamps not read
     assert contamination_source(with_times(O.healthy(), {})) == []
+
+
+def residue_obs():
+    """The CUDA 13 wheels installed by pip at T+60, torch reinstalled by uv at T+120: all of them residue."""
+    later = {key: (60, "pip") for key in ("nvidia-cudnn-cu13", "nvidia-cublas", "nvidia-nccl-cu13", "nvidia-nvshmem-cu13",
+                                          "nvidia-cusparselt-cu13")}
+    later["torch"] = (120, "uv")
+    return with_times(O.contaminated(), later, requested={"torch"})
+
+
+READING = SourceReading(offers=(
+    # the installed version: its own metadata rules, whatever a source says of it
+    Offer("torch", "2.9.1", "/wh", ("nvidia-cudnn-cu13==9.24.0.43", "nvidia-nccl-cu13==2.30.7", "nvidia-nvshmem-cu13==3.4.5")),
+    Offer("torch", "2.13.0", "/wh", ("nvidia-cudnn-cu13==9.20.0.1", "nvidia-nccl-cu13==2.30.7")),
+    Offer("torch", "2.14.1", "/wh", ('nvidia-cudnn-cu13==9.24.0.43; platform_system == "Linux"', "filelock",
+                                     "nvidia-nccl-cu13==2.30.7", 'nvidia-nvshmem-cu13; extra == "dist"')),
+    Offer("torch", "2.15.0", "/wh", None),  # an index without separate metadata
+    Offer("nvidia-cudnn-cu12", "9.20.0.1", "/wh", ())),
+    failures=(("https://***@mirror/simple", "HTTP 503 Service Unavailable from https://***@mirror/simple/torch/"),))
+
+
+def test_the_wheel_sources_name_the_version_that_requires_the_residue():
+    obs = residue_obs()
+    [plain] = contamination_source(obs)
+    assert residue_candidates(obs, [plain]) == ["torch"]
+    assert (plain.details["source_versions"], plain.details["source_failures"]) == ([], [])
+    [finding] = with_source_versions(replace(obs, source_reading=READING), [plain])
+    assert finding.details["source_versions"] == [{
+        "name": "torch", "version": "2.14.1", "source": "/wh",
+        "requires": ["nvidia-cudnn-cu13==9.24.0.43", "nvidia-nccl-cu13==2.30.7"],
+        "reaches": ["nvidia-cublas 13.1.1.3", "nvidia-cudnn-cu13 9.24.0.43", "nvidia-nccl-cu13 2.30.7"]}]  # cuBLAS: cuDNN's
+    assert finding.details["source_failures"] == [
+        {"source": "https://***@mirror/simple", "error": "HTTP 503 Service Unavailable from https://***@mirror/simple/torch/"}]
+    undone = "the residue of an install that was undone"
+    assert plain.message.endswith(undone + "; distributions that were gone or replaced later: torch 2.9.1 reinstalled "
+                                  "at 2026-05-28T20:28:40.125Z.")
+    assert finding.message == plain.message.replace(undone, undone + (
+        "; torch 2.14.1 in /wh requires nvidia-cudnn-cu13==9.24.0.43, nvidia-nccl-cu13==2.30.7 (reaching 3 of them; "
+        "torch 2.9.1 is installed now); the wheel source https://***@mirror/simple could not be read (HTTP 503 Service "
+        "Unavailable from https://***@mirror/simple/torch/)"))
+
+
+def test_no_residue_asks_the_sources_nothing():
+    consumer = dist("sglang-kernel", "0.3.21", ["sglang_kernel/__init__.py"], ["nvidia-cublas"])
+    obs = with_times(O.healthy(add=[consumer, O.cublas_cu13()]), {"sglang-kernel": (60, "pip"), "nvidia-cublas": (60, "pip")},
+                     requested={"sglang-kernel"})
+    findings = contamination_source(obs)
+    assert [(f.details["residue"], len(f.details["roots"])) for f in findings] == [([], 1)]
+    assert residue_candidates(obs, findings) == []

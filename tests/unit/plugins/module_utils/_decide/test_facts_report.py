@@ -13,6 +13,7 @@ from ansible_collections.gpuops.cuda_venv.plugins.module_utils._decide.diagnose 
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._core.errors import CudaVenvError
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._decide.facts_report import facts_options, report
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._read.observe import FactsOptions
+from ansible_collections.gpuops.cuda_venv.plugins.module_utils._read.wheel_sources import WheelSources
 from ansible_collections.gpuops.cuda_venv.tests.unit.plugins.module_utils import observations as O
 from ansible_collections.gpuops.cuda_venv.tests.unit.plugins.module_utils.observations import (
     GLOBAL_DEPS, GUTTED_ERROR, ROOT, SITE, TORCH_C, TORCH_CUDA, found)
@@ -173,25 +174,27 @@ def test_loaded_library_names_the_distribution_whose_bytes_were_loaded():
 
 def test_loaded_library_of_one_owner_and_of_none():
     probe = O.probe_ok({"cudnn": 91002}, loaded=["nvidia/nccl/lib/libnccl.so.2", "/lib/x86_64-linux-gnu/libm.so.6"])
-    assert facts(O.healthy(probe=probe))["probe"]["loaded"] == [
-        {"path": SITE + "/nvidia/nccl/lib/libnccl.so.2", "distribution": "nvidia-nccl-cu12 2.27.5"},
-        {"path": "/lib/x86_64-linux-gnu/libm.so.6", "distribution": None}]
+    assert facts(O.healthy(probe=probe))["probe"]["loaded"] == [  # by path: /proc/self/maps's order changes
+        {"path": "/lib/x86_64-linux-gnu/libm.so.6", "distribution": None},
+        {"path": SITE + "/nvidia/nccl/lib/libnccl.so.2", "distribution": "nvidia-nccl-cu12 2.27.5"}]
 
 
 # --- facts_options: the module's params ---------------------------------------------------------------------------
 
 PARAMS = dict(path="/v", anchor="jax", probe=False, probe_timeout=30.0, verify="hash", ld_library_path=["/usr/local/cuda/lib64"],
-              gpu=False)
+              gpu=False, find_links=["/wh"], index_url=None, extra_index_urls=[], no_index=True)
 
 
 def test_facts_options_take_every_param():
     assert facts_options(PARAMS) == FactsOptions(path="/v", anchor="jax", probe=False, verify="hash",
-                                                 ld_library_path=("/usr/local/cuda/lib64",), probe_timeout=30.0, gpu=False)
+                                                 ld_library_path=("/usr/local/cuda/lib64",), probe_timeout=30.0, gpu=False,
+                                                 wheel_sources=WheelSources(find_links=("/wh",), no_index=True))
 
 
 def test_facts_options_name_every_bad_param():
     with pytest.raises(CudaVenvError) as caught:
-        facts_options(dict(PARAMS, probe_timeout=0.0, ld_library_path=["lib", "/ok"]))
+        facts_options(dict(PARAMS, probe_timeout=0.0, ld_library_path=["lib", "/ok"], index_url="https://h/simple"))
     assert str(caught.value) == ("ld_library_path entry 'lib' is not an absolute folder path; "
-                                 "probe_timeout must be positive, got 0.0")
+                                 "probe_timeout must be positive, got 0.0; wheel sources set no_index together with "
+                                 "index_url or extra_index_urls: keep one of them")
     assert caught.value.result == {}

@@ -75,27 +75,7 @@ def uv_backend(sources=WheelSources(), replies=(), timeout=None):
     return UvBackend(UV, PY, runner, sources, timeout=timeout, environ=BASE_ENV), runner
 
 
-# --- wheel sources, names, environment ---------------------------------------------------------------------------
-
-
-def test_wheel_sources_coerce_to_tuples():
-    sources = WheelSources(find_links="/wh", extra_index_urls=["https://a/simple"])
-    assert sources == WheelSources(find_links=("/wh",), extra_index_urls=("https://a/simple",))
-
-
-def test_wheel_sources_refuse_no_index_with_an_index():
-    with pytest.raises(InstallerError, match="^wheel sources set no_index together with index_url or extra_index_urls: keep one of them$"):
-        WheelSources(index_url="https://h/simple", no_index=True)
-
-
-def test_wheel_sources_secrets():
-    sources = WheelSources(
-        find_links=("/wh", "https://linktoken1@h/links.html"),
-        index_url="https://alice:p%40ss@mirror/simple",
-        extra_index_urls=("https://e1/simple", "https://bob:tok2@e2/simple"),
-    )
-    assert sources.secrets() == ("alice:p%40ss", "alice:p@ss", "p%40ss", "p@ss", "bob:tok2", "tok2", "linktoken1")
-    assert WheelSources(find_links=("/wh",), no_index=True).secrets() == ()
+# --- names, environment ---------------------------------------------------------------------------
 
 
 def test_installer_env_keeps_user_settings_and_drops_python_and_target_variables():
