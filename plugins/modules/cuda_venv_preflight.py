@@ -115,7 +115,6 @@ tools_installed:
 """
 
 from ansible.module_utils.basic import AnsibleModule
-from ansible.module_utils.urls import fetch_url
 
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._core.base_options import preflight_arguments
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._read.preflight import preflight, url_sources
@@ -130,6 +129,7 @@ def main():
         module.fail_json(msg="url_timeout must be positive, got %s" % params["url_timeout"])
 
     def fetch(url):
+        from ansible.module_utils.urls import fetch_url  # pylint: disable=import-outside-toplevel  # 40 ms, only for URLs
         response, info = fetch_url(module, url, method="GET", timeout=params["url_timeout"])
         if response is not None:
             response.close()

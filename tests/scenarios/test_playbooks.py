@@ -19,6 +19,7 @@ import zipfile
 from importlib import metadata
 
 import pytest
+import yaml
 
 from scenario_tools import ROOT, ansible_env
 from tests.standin import build_scenario
@@ -29,6 +30,8 @@ CACHE = os.environ.get("CUDA_VENV_STANDIN_CACHE", os.path.join(ROOT, "build", "s
 PLAYBOOK = os.path.join(ROOT, "playbooks", "repair.yml")
 BATCH_1 = "remove what nothing kept needs"
 BATCH_2 = "remove colliding wheels, then reinstall what they overwrote or deleted"
+PREFLIGHT = "Read the venv, its wheel sources and the tools venv on the node"
+DIAGNOSIS = "Diagnose the venv and plan its repair (check mode, changes nothing)"
 NO_GPU = "benchmark skipped: torch.cuda.is_available() is False (torch 2.9.1+cu128, CUDA 12.8)"
 
 
@@ -109,6 +112,42 @@ def play_stats(output):
     return stats
 
 
+# Actions that run on the controller: every other task of the role costs a round trip to the node.
+CONTROLLER_ACTIONS = {"ansible.builtin." + name for name in ("debug", "set_fact", "assert", "fail", "meta", "include_tasks",
+                                                             "import_tasks")}
+
+
+def role_node_tasks():
+    """A regex per task of roles/venv_repair whose action runs on the node (its name's Jinja matching anything)."""
+    found = []
+
+    def walk(tasks):
+        for task in tasks or []:
+            for key in ("block", "rescue", "always"):
+                walk(task.get(key))
+            action = next((k for k in task if k.startswith(("ansible.", "gpuops.", "community."))), None)
+            if action and action not in CONTROLLER_ACTIONS:
+                parts = re.split(r"\{\{.*?\}\}", task["name"])
+                found.append(re.compile(".*".join(re.escape(part) for part in parts) + "$"))
+    for path in sorted(glob.glob(os.path.join(ROOT, "roles", "venv_repair", "*", "*.yml"))):
+        if "/tasks/" in path or "/handlers/" in path:
+            with open(path, encoding="utf-8") as handle:
+                walk(yaml.safe_load(handle))
+    return found
+
+
+def node_tasks_run(output, host):
+    """The names of the role's node-side tasks that ran (ok or changed) on ``host``, in order."""
+    patterns = role_node_tasks()
+    names = []
+    for section in output.split("\nTASK [")[1:]:
+        header, _sep, body = section.partition("]")
+        name = header.split(" : ", 1)[-1]
+        if re.search(r"^(ok|changed): \[%s\]" % re.escape(host), body, re.MULTILINE) and any(p.match(name) for p in patterns):
+            names.append(name)
+    return names
+
+
 def installed(venv):
     """name==version of every dist-info in the venv's site-packages."""
     names = []
@@ -143,6 +182,9 @@ def test_repair_playbook_check_rollback_repair_and_rerun(tmp_path):
     # back-to-back pip runs read as one transaction or two follows their timing: the warnings' count may differ.
     assert re.sub(r"\d+ warning", "N warning", recap["partial-swap"]) == re.sub(r"\d+ warning", "N warning", recap["partial"])
     assert "\n-nvidia-cudnn-cu13==9.24.0.43\n" in output  # the plan's diff
+    assert node_tasks_run(output, "gutted") == [  # the tools venv is made even in check mode; the venv is not touched
+        PREFLIGHT, "Create the tools venv", "Install the modules' dependencies into the tools venv",
+        "Mark the tools venv as holding them", DIAGNOSIS]
     assert {host: s["failed"] for host, s in stats.items()} == {"gutted": 0, "partial": 0, "partial-swap": 0}
     assert {name: tree_digest(str(info.venv)) for name, info in hosts} == digests
     assert not os.path.exists(os.path.join(str(gutted.venv), ".cuda_venv"))
@@ -179,13 +221,16 @@ def test_repair_playbook_check_rollback_repair_and_rerun(tmp_path):
                      "partial-swap": "swapped - 2 batch(es) on a copy (%s; %s), swapped in; now healthy; %s" % (
                          BATCH_1, BATCH_2, NO_GPU)}
     assert stats["gutted"]["changed"] == 0 and stats["partial"]["changed"] > 0
+    assert node_tasks_run(output, "gutted") == [PREFLIGHT, DIAGNOSIS]  # guarded by its swap: nothing to settle
 
-    # And again: nothing changes anywhere, nothing is notified.
+    # And again: nothing changes anywhere, nothing is notified; each host costs two calls on the node: the preflight
+    # and one diagnosis (the facts and the plan from one reading, one import probe), the tools venv left alone.
     rc, output, recap, stats = run_playbook(tmp_path, inventory)
     assert rc == 0, output
     assert recap == {name: "healthy before - healthy; nothing to do" for name, _info in hosts}
     assert {host: s["changed"] for host, s in stats.items()} == {"gutted": 0, "partial": 0, "partial-swap": 0}
     assert "RUNNING HANDLER" not in output
+    assert {name: node_tasks_run(output, name) for name, _info in hosts} == {name: [PREFLIGHT, DIAGNOSIS] for name, _info in hosts}
 
 
 @pytest.mark.slow
