@@ -13,6 +13,7 @@ import json
 import os
 import re
 import shutil
+import socket
 import subprocess
 import sys
 import zipfile
@@ -265,3 +266,36 @@ def test_repair_playbook_passes_with_dependencies_to_the_module(tmp_path):
     assert "batch 1 of 1: install missing or mismatched requirements: install toy-kernels-cu12, install toy-kernels-common==1.0.0" \
         in output, output
     assert tree_digest(str(healthy.venv)) == before
+
+
+def test_repair_playbook_preflight_names_every_problem_and_changes_nothing(tmp_path):
+    """One preflight call per host finds what is wrong; one task says all of it, naming the role's variables."""
+    healthy = build_scenario("healthy-cu12", tmp_path / "healthy", cache=CACHE)
+    with socket.socket() as sock:  # a port nothing listens on
+        sock.bind(("127.0.0.1", 0))
+        closed = sock.getsockname()[1]
+    silent = "http://user:s3cret@127.0.0.1:%d/simple/" % closed
+    host_vars = {
+        "relative": {"venv_repair_path": "venvs/train"},
+        "plain": {"venv_repair_path": str(tmp_path), "venv_repair_find_links": [str(tmp_path / "gone")]},
+        "nosource": {"venv_repair_find_links": [], "venv_repair_no_index": False},
+        "silent": {"venv_repair_find_links": [], "venv_repair_no_index": False, "venv_repair_index_url": silent},
+    }
+    inventory = write_inventory(tmp_path, {name: healthy for name in host_vars}, host_vars=host_vars)
+    before = tree_digest(str(healthy.venv))
+    rc, output, recap, _stats = run_playbook(tmp_path, inventory)
+    assert rc == 2, output
+    assert recap == {
+        "relative": "failed - Check that venv_repair_path is an absolute path: venv_repair_path must be the absolute path "
+                    "of the venv's root (the folder holding pyvenv.cfg), got 'venvs/train'",
+        "plain": "failed - Check the venv and its wheel sources: venv_repair_path %s is not a venv: no pyvenv.cfg; "
+                 "wheelhouse folder(s) not found on plain: %s (venv_repair_find_links)" % (tmp_path, tmp_path / "gone"),
+        "nosource": "failed - Check the venv and its wheel sources: no wheel source to repair %s from: set "
+                    "venv_repair_find_links (wheelhouse folders or URLs) or venv_repair_index_url (for PyPI: "
+                    "https://pypi.org/simple)" % healthy.venv,
+        "silent": recap["silent"]}
+    assert recap["silent"].startswith("failed - Check the venv and its wheel sources: wheel source(s) not answering HTTP "
+                                      "200 from silent: http://***@127.0.0.1:%d/simple/ (" % closed), recap
+    assert "Connection refused" in recap["silent"] and "s3cret" not in output
+    assert tree_digest(str(healthy.venv)) == before
+    assert not [p for p in glob.glob(str(tmp_path / "tools-*")) if not p.endswith("-wheelhouse")]  # no tools venv made
