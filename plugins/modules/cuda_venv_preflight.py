@@ -9,7 +9,7 @@ DOCUMENTATION = r"""
 ---
 module: cuda_venv_preflight
 short_description: Check a venv, its wheel sources and the modules' tools venv before a repair, in one call
-version_added: "1.0.0"
+version_added: "1.1.0"
 description:
   - Reads, in one call on the node, what a repair needs before it starts - whether O(path) is a venv (its
     C(pyvenv.cfg)) and has pip, which local wheelhouses of O(find_links) are missing, which URL sources (O(index_url),

@@ -227,6 +227,7 @@ options:
         M(gpuops.cuda_venv.cuda_venv_facts)).
     type: bool
     default: false
+    version_added: "1.1.0"
 seealso:
   - module: gpuops.cuda_venv.cuda_venv_facts
 """
