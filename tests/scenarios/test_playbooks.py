@@ -25,6 +25,7 @@ import yaml
 from scenario_tools import ROOT, ansible_env
 from tests.standin import build_scenario
 
+from ansible_collections.gpuops.cuda_venv.plugins.module_utils._act.swap import NEXT_DIR, swap_dir_of
 from ansible_collections.gpuops.cuda_venv.tests.support.tree_digest import tree_digest
 
 CACHE = os.environ.get("CUDA_VENV_STANDIN_CACHE", os.path.join(ROOT, "build", "standin-cache"))
@@ -33,6 +34,7 @@ BATCH_1 = "remove what nothing kept needs"
 BATCH_2 = "remove colliding wheels, then reinstall what they overwrote or deleted"
 PREFLIGHT = "Read the venv, its wheel sources and the tools venv on the node"
 DIAGNOSIS = "Diagnose the venv and plan its repair (check mode, changes nothing)"
+GUARD = "Guard the healthy venv against the next install that would contaminate it (or remove the guard)"
 NO_GPU = "benchmark skipped: torch.cuda.is_available() is False (torch 2.9.1+cu128, CUDA 12.8)"
 
 
@@ -232,6 +234,15 @@ def test_repair_playbook_check_rollback_repair_and_rerun(tmp_path):
     assert {host: s["changed"] for host, s in stats.items()} == {"gutted": 0, "partial": 0, "partial-swap": 0}
     assert "RUNNING HANDLER" not in output
     assert {name: node_tasks_run(output, name) for name, _info in hosts} == {name: [PREFLIGHT, DIAGNOSIS] for name, _info in hosts}
+
+    # A killed swap's leftover copy beside a healthy venv: the plan names it, and the pass removes it (one more call).
+    leftover = os.path.join(swap_dir_of(str(gutted.venv)), NEXT_DIR)
+    os.makedirs(os.path.join(leftover, "lib"))
+    rc, output, recap, stats = run_playbook(tmp_path, inventory)
+    assert rc == 0 and not os.path.lexists(leftover), output
+    assert "a leftover copy %s will be removed first" % leftover in output
+    assert {host: s["changed"] for host, s in stats.items()} == {"gutted": 1, "partial": 0, "partial-swap": 0}
+    assert node_tasks_run(output, "gutted") == [PREFLIGHT, DIAGNOSIS, GUARD]
 
 
 @pytest.mark.slow
