@@ -7,6 +7,7 @@ strategy auto) fails on its copy, which is discarded; with the wheel back, both 
 """
 
 import base64
+import functools
 import glob
 import hashlib
 import json
@@ -120,6 +121,7 @@ CONTROLLER_ACTIONS = {"ansible.builtin." + name for name in ("debug", "set_fact"
                                                              "import_tasks")}
 
 
+@functools.lru_cache(maxsize=None)
 def role_node_tasks():
     """A regex per task of roles/venv_repair whose action runs on the node (its name's Jinja matching anything)."""
     found = []
@@ -136,7 +138,7 @@ def role_node_tasks():
         if "/tasks/" in path or "/handlers/" in path:
             with open(path, encoding="utf-8") as handle:
                 walk(yaml.safe_load(handle))
-    return found
+    return tuple(found)
 
 
 def node_tasks_run(output, host):

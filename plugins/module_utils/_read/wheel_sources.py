@@ -32,6 +32,7 @@ from urllib.parse import unquote, urldefrag, urljoin, urlsplit
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._core.errors import CudaVenvError
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._core.names import canonical_name
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._core.redact import redact
+from ansible_collections.gpuops.cuda_venv.plugins.module_utils._read.preflight import local_path
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._read.requirements import version_order
 
 TIMEOUT = 10.0  # seconds per request
@@ -154,14 +155,11 @@ def _index_label(url: str) -> str:
 
 
 def _local_path(link: str) -> Optional[str]:
-    if "://" not in link:
-        return link
-    parts = urlsplit(link)
-    if parts.scheme == "file" and parts.netloc in ("", "localhost"):
-        return unquote(parts.path)
-    if parts.scheme in ("http", "https"):
-        return None
-    raise ValueError("not a folder, a file:// or an http(s) URL")
+    """``local_path``'s answer, None only for an http(s) page: any other URL cannot be read."""
+    local = local_path(link)
+    if local is None and urlsplit(link).scheme not in ("http", "https"):
+        raise ValueError("not a folder, a file:// or an http(s) URL")
+    return local
 
 
 def _local_offers(path: str, label: str, wanted: set) -> List[Offer]:
