@@ -16,7 +16,8 @@ from ansible_collections.gpuops.cuda_venv.plugins.module_utils._core import cuda
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._core.errors import CudaVenvError
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._core.runner import Runner
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._decide.contamination import residue_candidates, with_source_versions
-from ansible_collections.gpuops.cuda_venv.plugins.module_utils._decide.diagnose import diagnose, identical_everywhere
+from ansible_collections.gpuops.cuda_venv.plugins.module_utils._decide.contaminants import belonging, identical_everywhere
+from ansible_collections.gpuops.cuda_venv.plugins.module_utils._decide.diagnose import diagnose
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._decide.findings import is_healthy, summarize
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._decide.guard import guard_facts
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._decide.history import history_of
@@ -84,10 +85,20 @@ def report(obs, findings) -> dict:
         "gpu": obs.gpu if obs.gpu is not None else {"available": False, "reason": "not gathered (gpu: false)"},
         "guard": guard_facts(obs.guard, obs),
         "history": [t.as_dict() for t in history_of(obs)],
+        **_belonging(obs),
         "findings": [f.as_dict() for f in findings],
         "healthy": is_healthy(findings),
         "summary": summarize(findings),
     }
+
+
+def _belonging(obs) -> dict:
+    """The CUDA distributions nothing declared requires: those proven wrong, with their evidence, and the neighbours."""
+    judged = belonging(obs)
+    return {"contaminants": [{"distribution": c.dist.label, "cuda_major": c.major,
+                              "evidence": [e.as_dict() for e in c.evidence], "held_by": list(c.held_by)}
+                             for c in sorted(judged.contaminants.values(), key=lambda c: c.dist.key)],
+            "neighbours": [n.as_dict() for n in judged.neighbours]}
 
 
 def _distribution(obs, dist) -> dict:

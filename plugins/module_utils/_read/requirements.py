@@ -28,6 +28,7 @@ from ansible_collections.gpuops.cuda_venv.plugins.module_utils._core.names impor
 try:
     from packaging.markers import UndefinedComparison, UndefinedEnvironmentName
     from packaging.requirements import InvalidRequirement, Requirement
+    from packaging.specifiers import InvalidSpecifier, SpecifierSet
     from packaging.version import InvalidVersion, Version
 except ImportError:
     HAS_PACKAGING = False
@@ -148,6 +149,17 @@ def _satisfies(version: str, specifier) -> tuple:
         return False, "installed version %r is not a PEP 440 version" % version
     # Installed versions are facts, not candidates: a prerelease satisfies like any version.
     return specifier.contains(parsed, prereleases=True), None
+
+
+def version_satisfies(version: str, specifier: str) -> Optional[bool]:
+    """Whether the installed ``version`` is inside ``specifier`` ("==2.9.1", ">=9.8,<10"); None when either cannot be
+    read."""
+    _need_packaging()
+    try:
+        ok, problem = _satisfies(version, SpecifierSet(specifier))
+    except InvalidSpecifier:
+        return None
+    return None if problem else ok
 
 
 def version_order(version: str) -> tuple:
