@@ -24,9 +24,9 @@ CUDA_SONAME = re.compile(
 )
 
 # Optional network transports NVSHMEM's, NCCL's and cuFile's plugins load when the machine has them (MPI, libfabric,
-# UCX, PMIx, InfiniBand verbs, GDRCopy): absent on most machines, harmless until such a plugin is asked for.
+# OpenSHMEM, UCX, PMIx, InfiniBand verbs, GDRCopy): absent on most machines, harmless until such a plugin is asked for.
 OPTIONAL_TRANSPORT_SONAME = re.compile(
-    r"^lib(mpi\w*|fabric|uc[pstm]|pmix|pmi2?|ibverbs|rdmacm|mlx[45]|efa|gdrapi|hcoll|nl-3|nl-route-3)\.so(\.\d+)*$")
+    r"^lib(mpi\w*|oshmem|fabric|uc[pstm]|pmix|pmi2?|ibverbs|rdmacm|mlx[45]|efa|gdrapi|hcoll|nl-3|nl-route-3)\.so(\.\d+)*$")
 
 # Driver libraries come from the host's driver, never from a wheel.
 DRIVER_SONAMES = frozenset(("libcuda.so.1", "libnvidia-ml.so.1"))

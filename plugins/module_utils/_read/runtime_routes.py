@@ -5,13 +5,16 @@
 
 Private to the gpuops.cuda_venv collection: not a public API.
 
-Two routes besides an object's own search path, each taken only where the object's distribution says it takes it:
+Three routes besides an object's own search path, each taken only where the object's distribution says it takes it:
 - the anchor's import: a distribution that requires the anchor imports it first (torchvision, torchaudio), so the
   sonames that import loaded (libtorch.so, libc10.so, libcudart.so.12) are already in the process, and ld.so
   matches a loaded soname before any search (VIA_ANCHOR_IMPORT);
 - cuda-pathfinder: a distribution that requires cuda-pathfinder (cupy) has it load the CUDA libraries it needs by
   full path from the venv's nvidia wheels first (site-packages before the system), so a CUDA soname an nvidia
-  wheel provides resolves to that file (VIA_PATHFINDER).
+  wheel provides resolves to that file (VIA_PATHFINDER);
+- its own package: a soname found nowhere that a file of the same distribution is named after (torchaudio's
+  libtorchaudio.so, libctc_prefix_decoder.so) is loaded by that package's Python code by full path before the
+  extension that needs it (torch.ops.load_library, ctypes), VIA_OWN_PACKAGE.
 """
 
 from __future__ import annotations
@@ -26,6 +29,7 @@ from ansible_collections.gpuops.cuda_venv.plugins.module_utils._read.requirement
 
 VIA_ANCHOR_IMPORT = "anchor_import"
 VIA_PATHFINDER = "cuda_pathfinder"
+VIA_OWN_PACKAGE = "own_package"
 PATHFINDER = "cuda-pathfinder"
 
 
@@ -34,6 +38,7 @@ def resolve_others(objects: dict, import_graph, loader, anchor: str, marker_env:
     loaded_paths = {os.path.realpath(p) for p in import_graph.objects} if import_graph else set()
     after_anchor = _loaded_sonames(objects, import_graph)
     from_wheels = _nvidia_wheel_files(objects)
+    own_files = _files_by_owner(objects)
     routes: Dict[str, tuple] = {}
     resolved: Dict[str, list] = {}
     for path, obj in objects.items():
@@ -48,7 +53,7 @@ def resolve_others(objects: dict, import_graph, loader, anchor: str, marker_env:
         results = [replace(r, via=VIA_ANCHOR_IMPORT) if r.via == VIA_LOADED else r for r in results]
         if uses_pathfinder:
             results = [_through_pathfinder(r, from_wheels) for r in results]
-        resolved[path] = results
+        resolved[path] = [_from_own_package(r, own_files.get(owner.dist_info, {})) for r in results]
     return resolved
 
 
@@ -73,6 +78,21 @@ def _nvidia_wheel_files(objects: dict) -> Dict[str, str]:
         if obj.relpath.startswith("nvidia/") and "/lib/" in obj.relpath and cuda.is_cuda_soname(os.path.basename(path)):
             found.setdefault(os.path.basename(path), path)
     return found
+
+
+def _files_by_owner(objects: dict) -> Dict[str, Dict[str, str]]:
+    """dist_info -> {basename: path} of the shared objects each distribution installs."""
+    found: Dict[str, Dict[str, str]] = {}
+    for path in sorted(objects):
+        found.setdefault(objects[path].owner.dist_info, {}).setdefault(os.path.basename(path), path)
+    return found
+
+
+def _from_own_package(resolution, own: Dict[str, str]):
+    path = own.get(resolution.soname) if resolution.path is None else None
+    if path is None:
+        return resolution
+    return replace(resolution, path=path, via=VIA_OWN_PACKAGE, error=None, searched=())
 
 
 def _through_pathfinder(resolution, from_wheels: Dict[str, str]):

@@ -35,6 +35,9 @@ def _site(tmp_path):
         "torchvision/_C.so": dict(needed=("libtorch.so", "libcudart.so.12")),  # no search path reaches torch/lib
         "cupy/_core/core.so": dict(needed=("libcublas.so.12",)),  # no search path: cuda-pathfinder loads it
         "loner/ext.so": dict(needed=("libtorch.so", "libcublas.so.12")),  # requires neither torch nor the pathfinder
+        # torchaudio's Python code loads its own libtorchaudio.so by full path before the extension that needs it
+        "torchaudio/lib/libtorchaudio.so": dict(soname="libtorchaudio.so"),
+        "torchaudio/lib/_torchaudio.so": dict(needed=("libtorchaudio.so", "libtorch.so")),
     }
     data = {}
     for rel, args in libs.items():
@@ -47,7 +50,8 @@ def _site(tmp_path):
               "torchvision": ("0.24.1", ["torchvision/_C.so"], ["numpy", "torch (==2.9.1)"]),
               "cupy-cuda12x": ("14.2.0", ["cupy/_core/core.so"], ["cuda-pathfinder==1.*,>=1.3.4",
                                                                    'cuda-toolkit[cublas]==12.*; extra == "ctk"']),
-              "loner": ("1.0", ["loner/ext.so"], ['torch; extra == "gpu"'])}
+              "loner": ("1.0", ["loner/ext.so"], ['torch; extra == "gpu"']),
+              "torchaudio": ("2.9.1", ["torchaudio/lib/libtorchaudio.so", "torchaudio/lib/_torchaudio.so"], ["torch==2.9.1"])}
     for name, (version, files, requires) in owners.items():
         make_dist(site, name, version, {rel: data[rel] for rel in files}, requires)
     return site
@@ -70,6 +74,9 @@ def test_the_anchors_import_and_cuda_pathfinder_resolve_what_their_users_need(tm
         "cupy/_core/core.so": [("libcublas.so.12", "nvidia/cublas/lib/libcublas.so.12", "cuda_pathfinder")],
         "loner/ext.so": [("libtorch.so", None, "missing"), ("libcublas.so.12", None, "missing")],
         "nvidia/cublas/lib/libcublas.so.12": [],
+        "torchaudio/lib/libtorchaudio.so": [],
+        "torchaudio/lib/_torchaudio.so": [("libtorchaudio.so", "torchaudio/lib/libtorchaudio.so", "own_package"),
+                                          ("libtorch.so", "torch/lib/libtorch.so", "anchor_import")],
     }
 
 
