@@ -209,6 +209,32 @@ ansible_facts:
               distributions: ["sglang-kernel 0.3.21", "nvidia-cudnn-cu13 9.24.0.43"]
               requested: ["sglang-kernel 0.3.21"]
               duration: 0.021
+        contaminants:
+          description:
+            - The CUDA wheels and consumers nothing declared requires that evidence on disk proves wrong for this venv,
+              each with C(distribution), C(cuda_major), C(evidence) (a list of C(kind) and C(text)) and C(held_by) (kept
+              distributions outside the CUDA stack that require it). Each is also a CUDA_DIST_UNREQUIRED finding.
+          type: list
+          elements: dict
+          returned: always
+          sample:
+            - distribution: "sglang-kernel 0.4.10"
+              cuda_major: null
+              evidence: [{kind: requirement_conflict, text: "requires torch==2.14.1; torch 2.9.1 is installed"}]
+              held_by: []
+        neighbours:
+          description:
+            - The CUDA wheels and consumers nothing declared requires and nothing proves wrong (torchvision, torchaudio,
+              jax's CUDA plugins, cupy, the CUDA wheels they need), each with C(distribution), C(cuda_major), C(kind)
+              (V(consumer) or V(library)) and C(why). Never a finding, never removed by default.
+          type: list
+          elements: dict
+          returned: always
+          sample:
+            - distribution: "torchvision 0.24.1"
+              cuda_major: 12
+              kind: consumer
+              why: "a CUDA 12 consumer requiring torch (==2.9.1) (torch 2.9.1); nothing on disk proves it wrong for this venv"
         findings:
           description: Findings with C(code), C(severity), C(subject), C(message) and C(fix).
           type: list
