@@ -105,10 +105,12 @@ def test_truncated_library_is_modified_and_too_short(tmp_path, standin):
     assert "IMPORT_FAILED" in codes(facts, "error")
 
 
-def test_unrequired_consumer_is_a_contaminant_candidate(tmp_path, standin):
+def test_a_consumer_shipping_another_build_of_torchs_cudart_is_a_contaminant_with_that_evidence(tmp_path, standin):
     facts = facts_of(tmp_path, standin("consumer").venv)
     assert subjects(facts, "CUDA_DIST_UNREQUIRED") == ["sgl-kernel"]
-    assert facts["healthy"] is True  # a warning: a workload may need it
+    assert [(c["distribution"], [e["kind"] for e in c["evidence"]]) for c in facts["contaminants"]] == [
+        ("sgl-kernel 0.3.9", ["ships_other_build"])]
+    assert facts["healthy"] is True  # a warning: the venv works
 
 
 def test_library_found_only_on_ld_library_path_is_a_fallback(tmp_path, standin):
@@ -122,9 +124,10 @@ def test_library_found_only_on_ld_library_path_is_a_fallback(tmp_path, standin):
 
 def test_optional_plugins_are_info_not_errors(tmp_path, standin):
     facts = facts_of(tmp_path, standin("healthy-cu12").venv)
-    info = subjects(facts, "SONAME_UNRESOLVED", "info")
-    assert "libmpi.so.40" in info
-    assert "libmpi.so.40" not in subjects(facts, "SONAME_UNRESOLVED", "error")
+    info = [f for f in facts["findings"] if f["code"] == "SONAME_UNRESOLVED" and f["severity"] == "info"]
+    transports = [f for f in info if f["subject"] == "optional transports"]
+    assert len(transports) == 1 and "libmpi.so.40" in transports[0]["details"]["sonames"]
+    assert subjects(facts, "SONAME_UNRESOLVED", "error") == []
 
 
 def other_cudnn_build(folder, version="9.24.0"):

@@ -24,6 +24,7 @@ distribution outside the CUDA stack requires is ``held``: reported, not removed 
 
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass
 from typing import Dict, List, Optional, Set, Tuple
 
@@ -203,8 +204,8 @@ def _other_builds(obs, dist) -> List[Evidence]:
     if graph is None:
         return []
     loaded = {}
-    for path in graph.objects:
-        obj = obs.objects.get(path)
+    for path in graph.objects:  # as the loader joined them ($ORIGIN/../../nvidia/...): normalised to observe's keys
+        obj = obs.objects.get(os.path.normpath(path))
         if obj is not None and obj.elf is not None and obj.elf.soname and obj.owner.key != dist.key:
             loaded.setdefault(obj.elf.soname, obj)
     found = []
