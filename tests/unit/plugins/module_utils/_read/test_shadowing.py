@@ -55,3 +55,12 @@ def test_file_version_from_the_real_file_name_only(tmp_path):
     assert file_version(theirs) == "9.24.0"
     assert file_version("/nowhere/libcudnn_graph.so.9") is None
     assert file_version("/nowhere/libnccl.so.2.27.5") == "2.27.5"
+
+
+def test_the_import_graph_s_resolution_comes_first_and_stays(tmp_path):
+    root, ours, theirs = _tree(tmp_path)
+    res = Resolution(GRAPH, theirs, "ld_library_path", None, ())
+    first = os.path.join(os.path.dirname(ours), "libcudnn_ops.so.9")
+    later = os.path.join(root, "lib", "other_ext.so")
+    found = find_shadowed([(first, res, True), (later, res, False)], root, {GRAPH: (ours,)})
+    assert (found[GRAPH].needed_by, found[GRAPH].at_import) == (first, True)
