@@ -12,6 +12,7 @@ import pytest
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._decide.diagnose import diagnose, identical_everywhere
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._decide.findings import is_healthy
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._read.record_check import Conflict
+from ansible_collections.gpuops.cuda_venv.plugins.module_utils._read.scripts import ScriptCheck
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._read.shadowing import Shadowed
 from ansible_collections.gpuops.cuda_venv.tests.unit.plugins.module_utils import observations as O
 from ansible_collections.gpuops.cuda_venv.tests.unit.plugins.module_utils.observations import (
@@ -468,6 +469,18 @@ def test_import_failed_by_timeout_and_by_signal():
 def test_probe_that_did_not_run_is_no_finding():
     obs = O.healthy(probe=replace(O.probe_failed("x"), ran=False))
     assert "IMPORT_FAILED" not in [f.code for f in diagnose(obs)]
+
+
+def test_a_moved_venv_is_info_naming_where_it_was_and_its_rewritten_scripts():
+    obs = O.healthy()
+    torch = next(d for d in obs.distributions if d.key == "torch")
+    scripts = ScriptCheck({torch.dist_info: (ROOT + "/bin/torchrun", ROOT + "/bin/torchfrtrace")}, (), ("/old/train",))
+    finding = only(diagnose(replace(obs, scripts=scripts)), "VENV_MOVED")
+    assert (finding.severity, finding.subject, finding.fix) == ("info", ROOT, None)
+    assert finding.message == ("The venv was moved from /old/train to /venvs/train: 2 console script(s) differ from RECORD "
+                               "only in a shebang that names this venv's interpreter (torchfrtrace, torchrun); nothing "
+                               "is damaged.")
+    assert finding.details == {"scripts": [ROOT + "/bin/torchfrtrace", ROOT + "/bin/torchrun"], "former_roots": ["/old/train"]}
 
 
 def test_diagnose_is_pure():
