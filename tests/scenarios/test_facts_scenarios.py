@@ -129,15 +129,33 @@ def test_optional_plugins_are_info_not_errors(tmp_path, standin):
 
 def other_cudnn_build(folder, version="9.24.0"):
     """A directory as a system cuDNN install leaves it: libcudnn_graph.so.VERSION (another build, compiled here with
-    the soname) and the soname's link to it."""
+    the soname) and the soname's link to it; ``version`` None: the soname's file alone, as a copied wheel folder."""
     folder.mkdir()
     source = folder / "graph.c"
     source.write_text("int cudnnGraphVersion(void) { return 92400; }\n")
-    real = folder / ("libcudnn_graph.so." + version)
+    real = folder / ("libcudnn_graph.so." + (version or "9"))
     subprocess.run(["gcc", "-shared", "-fPIC", "-Wl,-soname,libcudnn_graph.so.9", "-o", str(real), str(source)], check=True)
     source.unlink()
-    (folder / "libcudnn_graph.so.9").symlink_to(real.name)
+    if version:
+        (folder / "libcudnn_graph.so.9").symlink_to(real.name)
     return folder
+
+
+def test_another_cudnn_build_of_unknown_version_first_on_ld_library_path_is_an_error_too(tmp_path, standin):
+    """Nothing on disk tells the other copy's version, but its bytes differ: cuDNN's libraries must come from one build."""
+    info = standin("healthy-cu12")
+    other = other_cudnn_build(tmp_path / "cudnn-copy", version=None)
+    facts = facts_of(tmp_path, info.venv, ld_library_path=[str(other)])
+    shadowed = [f for f in facts["findings"] if f["code"] == "SONAME_SHADOWED"]
+    assert [(f["severity"], f["subject"]) for f in shadowed] == [("error", "libcudnn_graph.so.9")]
+    assert shadowed[0]["message"] == (
+        "libcudnn_graph.so.9 (cuDNN) is in the venv (nvidia/cudnn/lib/libcudnn_graph.so.9 of nvidia-cudnn-cu12 "
+        "9.10.2.21) but LD_LIBRARY_PATH comes first: the loader takes %s/libcudnn_graph.so.9 (version unknown) for "
+        "nvidia/cudnn/lib/libcudnn_adv.so.9 (nvidia-cudnn-cu12 9.10.2.21). Two builds of cuDNN in one process "
+        "(9.10.2.21 in the venv, version unknown on LD_LIBRARY_PATH; their bytes differ): a mixed cuDNN fails with "
+        "SUBLIBRARY_VERSION_MISMATCH at the first convolution or falls back silently to slower kernels." % other)
+    assert (shadowed[0]["details"]["resolved_version"], shadowed[0]["details"]["same_bytes"]) == (None, False)
+    assert codes(facts, "error") == ["SONAME_SHADOWED"]
 
 
 def test_a_cudnn_library_of_another_build_first_on_ld_library_path_is_shadowing_the_venvs(tmp_path, standin):
