@@ -30,7 +30,7 @@ from typing import Optional, Sequence, Union
 
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._core.errors import CudaVenvError
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._core.names import SHARED_OBJECT_NAME
-from ansible_collections.gpuops.cuda_venv.plugins.module_utils._core.runner import Runner, clean_env, marker_report
+from ansible_collections.gpuops.cuda_venv.plugins.module_utils._core.runner import REPORT_PRELUDE, Runner, clean_env, marker_report
 
 MARKER = "CUDA_VENV_PROBE "
 
@@ -82,34 +82,13 @@ report = {
 sys.stdout.write("\nCUDA_VENV_PROBE " + json.dumps(report) + "\n")
 '''
 
-IMPORT_SCRIPT = r'''
+IMPORT_SCRIPT = REPORT_PRELUDE + r'''
 import importlib
-import json
-import os
 import re
-import sys
 import traceback
 
-# A private copy of stdout: the import may replace or close sys.stdout.
-REPORT_FD = os.dup(1)
 # The shared-object rule of names.SHARED_OBJECT_NAME, written in when this text is built.
 SHARED_OBJECT = re.compile(''' + repr(SHARED_OBJECT_NAME) + r''')
-
-
-def exception_line(exc):
-    # The last line Python prints for an uncaught exception ("Type: message").
-    cls = type(exc)
-    name = cls.__qualname__
-    if cls.__module__ not in ("builtins", "__main__"):
-        name = cls.__module__ + "." + name
-    if isinstance(exc, SyntaxError) and exc.msg is not None:
-        text = str(exc.msg)
-    else:
-        try:
-            text = str(exc)
-        except Exception:
-            text = "<exception str() failed>"
-    return name + ": " + text if text else name
 
 
 def json_value(value):
@@ -258,16 +237,7 @@ def main():
         attempt(report, "nccl", lambda: loaded_nccl(report["loaded"]))
         if report["loader_only"]:
             attempt(report, "cudnn", lambda: loaded_cudnn(report["loaded"]))
-    data = ("\nCUDA_VENV_PROBE " + json.dumps(report) + "\n").encode("utf-8")
-    while data:
-        data = data[os.write(REPORT_FD, data):]
-    for stream in (sys.stdout, sys.stderr):
-        try:
-            stream.flush()
-        except BaseException:
-            pass
-    # Skip interpreter shutdown: a library's exit handlers must not change the answer.
-    os._exit(0 if report["ok"] else 1)
+    report_and_exit(''' + repr(MARKER) + r''', report, 0 if report["ok"] else 1)
 
 
 main()
