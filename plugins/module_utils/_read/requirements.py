@@ -9,7 +9,7 @@ Private to the gpuops.cuda_venv collection: not a public API.
 declares them, so torch -> cuda-toolkit[curand] -> nvidia-curand is never
 checked. This walk follows Requires-Dist through every requested extra
 (https://packaging.python.org/en/latest/specifications/dependency-specifiers/).
-Modules calling it check HAS_PACKAGING and fail with missing_required_lib('packaging').
+Modules calling it check ``_core/packaging_lib.HAS_PACKAGING`` and fail with missing_required_lib('packaging').
 """
 
 from __future__ import annotations
@@ -18,23 +18,14 @@ import os
 import platform
 import re
 import sys
-import traceback
 from collections import deque
 from dataclasses import dataclass
 from typing import Optional
 
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._core.names import canonical_name
-
-try:
-    from packaging.markers import UndefinedComparison, UndefinedEnvironmentName
-    from packaging.requirements import InvalidRequirement, Requirement
-    from packaging.version import InvalidVersion, Version
-except ImportError:
-    HAS_PACKAGING = False
-    PACKAGING_IMPORT_ERROR = traceback.format_exc()
-else:
-    HAS_PACKAGING = True
-    PACKAGING_IMPORT_ERROR = None
+from ansible_collections.gpuops.cuda_venv.plugins.module_utils._core.packaging_lib import (
+    HAS_PACKAGING, PACKAGING_IMPORT_ERROR, InvalidRequirement, InvalidVersion, Requirement, UndefinedComparison,
+    UndefinedEnvironmentName, Version)
 
 _PY_VERSION = re.compile(r"^(\d+)\.(\d+)(?:\.(\d+))?")
 
