@@ -20,6 +20,7 @@ Python 3.6 compatible and use the standard library only.  Each prints one line
 
 from __future__ import annotations
 
+import inspect
 import os
 import shutil
 import signal
@@ -31,6 +32,7 @@ from typing import Optional, Sequence, Union
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._core.errors import CudaVenvError
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._core.names import SHARED_OBJECT_NAME
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._core.runner import REPORT_PRELUDE, Runner, clean_env, marker_report
+from ansible_collections.gpuops.cuda_venv.plugins.module_utils._read.requirements import marker_environment
 
 MARKER = "CUDA_VENV_PROBE "
 
@@ -45,29 +47,7 @@ import sys
 import sysconfig
 
 
-def full_version(info):
-    version = "%d.%d.%d" % (info.major, info.minor, info.micro)
-    if info.releaselevel != "final":
-        version += info.releaselevel[0] + str(info.serial)
-    return version
-
-
-def marker_environment():
-    # packaging.markers.default_environment(), rebuilt: the venv may not have packaging.
-    return {
-        "implementation_name": sys.implementation.name,
-        "implementation_version": full_version(sys.implementation.version),
-        "os_name": os.name,
-        "platform_machine": platform.machine(),
-        "platform_release": platform.release(),
-        "platform_system": platform.system(),
-        "platform_version": platform.version(),
-        "python_full_version": platform.python_version(),
-        "platform_python_implementation": platform.python_implementation(),
-        "python_version": ".".join(platform.python_version_tuple()[:2]),
-        "sys_platform": sys.platform,
-    }
-
+''' + inspect.getsource(marker_environment) + r'''
 
 paths = sysconfig.get_paths()
 report = {

@@ -150,6 +150,34 @@ def version_order(version: str) -> tuple:
         return (0, None, version)
 
 
+def marker_environment(python=None):
+    """PEP 508's marker environment of the Python running this, as packaging.markers.default_environment() builds
+    it (rebuilt: a venv may not have packaging); ``python``: (python_version, python_full_version) of another
+    Python, on this host's platform. The import probe runs this function's source in the venv's interpreter: it uses
+    os, platform and sys only, and has no annotations (that Python may be older)."""
+    if python is None:
+        info = sys.implementation.version
+        implementation_version = "%d.%d.%d" % (info.major, info.minor, info.micro)
+        if info.releaselevel != "final":
+            implementation_version += info.releaselevel[0] + str(info.serial)
+        python = (".".join(platform.python_version_tuple()[:2]), platform.python_version())
+    else:
+        implementation_version = python[1]
+    return {
+        "implementation_name": sys.implementation.name,
+        "implementation_version": implementation_version,
+        "os_name": os.name,
+        "platform_machine": platform.machine(),
+        "platform_release": platform.release(),
+        "platform_system": platform.system(),
+        "platform_version": platform.version(),
+        "python_full_version": python[1],
+        "platform_python_implementation": platform.python_implementation(),
+        "python_version": python[0],
+        "sys_platform": sys.platform,
+    }
+
+
 def marker_env_fallback(python_version: str, platform_info: Optional[dict] = None) -> dict:
     """A marker environment for a venv whose interpreter cannot run.
 
@@ -160,19 +188,6 @@ def marker_env_fallback(python_version: str, platform_info: Optional[dict] = Non
     if not match:
         raise ValueError("invalid python version %r: expected a version like 3.12.1 (pyvenv.cfg version)" % (python_version,))
     short = "%s.%s" % match.group(1, 2)
-    full = "%s.%s" % (short, match.group(3) or "0")
-    env = {
-        "implementation_name": sys.implementation.name,
-        "implementation_version": full,
-        "os_name": os.name,
-        "platform_machine": platform.machine(),
-        "platform_release": platform.release(),
-        "platform_system": platform.system(),
-        "platform_version": platform.version(),
-        "python_full_version": full,
-        "platform_python_implementation": platform.python_implementation(),
-        "python_version": short,
-        "sys_platform": sys.platform,
-    }
+    env = marker_environment((short, "%s.%s" % (short, match.group(3) or "0")))
     env.update(platform_info or {})
     return env
