@@ -23,7 +23,7 @@ from ansible_collections.gpuops.cuda_venv.plugins.module_utils._act.batches impo
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._act.venv_guard import settle_guard, with_guard
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._act.health import PYCACHE_DIR, Pending, baseline
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._act.journal import Journal
-from ansible_collections.gpuops.cuda_venv.plugins.module_utils._act.outcome import RepairFailed, verify_touched
+from ansible_collections.gpuops.cuda_venv.plugins.module_utils._act.outcome import RepairFailed, recheck_touched
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._act.snapshot import scan_tree
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._act.swap import (
     IN_PLACE, NEXT_DIR, Strategy, SwapError, choose_strategy, dir_inode, discard, exchange, keep_generation, live_changes,
@@ -220,7 +220,7 @@ def _converge_on_copy(run, flow, before, plan, recovered, strategy) -> dict:
             run.backend.python = live_python
             run.options = options
     after = without_probe(current)
-    verified = verify_touched(after, run.touched)
+    verified = recheck_touched(after, run.touched)
     problem = _verification_problem(verified, live_changes(root, state_dir, flow.entries))
     if problem:
         flow.abandon(problem)
