@@ -32,6 +32,7 @@ from typing import Optional, Sequence, Union
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._core.errors import CudaVenvError
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._core.names import SHARED_OBJECT_NAME
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._core.runner import REPORT_PRELUDE, Runner, clean_env, marker_report
+from ansible_collections.gpuops.cuda_venv.plugins.module_utils._read.loader import split_ld_library_path
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._read.requirements import marker_environment
 
 MARKER = "CUDA_VENV_PROBE "
@@ -335,7 +336,7 @@ def probe_import(
     python = _interpreter_path(python)
     _check_anchor(anchor)
     _check_timeout(timeout)
-    extra = _library_env(ld_library_path)
+    extra = library_path_env(ld_library_path)
     command = _check_argv(command) if command is not None else None
     problem = _interpreter_problem(python)
     if problem:
@@ -391,7 +392,7 @@ def run_check(
     """
     argv = _check_argv(argv)
     _check_timeout(timeout)
-    extra = _library_env(ld_library_path)
+    extra = library_path_env(ld_library_path)
     extra.update({"PYTHONDONTWRITEBYTECODE": "1", "PYTHONNOUSERSITE": "1"})
     result, duration = _run_isolated(runner, argv, extra, timeout)
     output = _tail(result.stdout + result.stderr)
@@ -491,9 +492,10 @@ def library_path_problems(folders) -> list:
             if not isinstance(folder, str) or ":" in folder or "\x00" in folder or not os.path.isabs(folder)]
 
 
-def _library_env(ld_library_path) -> dict:
-    """LD_LIBRARY_PATH for the probe: the workload's folders only, absolute."""
-    folders = ld_library_path.split(":") if isinstance(ld_library_path, str) else list(ld_library_path or ())
+def library_path_env(ld_library_path) -> dict:
+    """LD_LIBRARY_PATH for a process in the venv (the probe, a check command, the benchmark): the workload's folders
+    only, absolute; a string is split as ld.so splits it."""
+    folders = list(split_ld_library_path(ld_library_path)) if isinstance(ld_library_path, str) else list(ld_library_path or ())
     folders = [folder for folder in folders if folder]
     problems = library_path_problems(folders)
     if problems:

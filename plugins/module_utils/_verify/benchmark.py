@@ -28,7 +28,7 @@ from typing import Dict, List, Optional, Sequence, Tuple
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._core.durable import replace_file
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._core.errors import CudaVenvError
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._core.runner import REPORT_PRELUDE, Runner, clean_env, marker_report
-from ansible_collections.gpuops.cuda_venv.plugins.module_utils._read.probe import library_path_problems, run_check
+from ansible_collections.gpuops.cuda_venv.plugins.module_utils._read.probe import library_path_env, library_path_problems, run_check
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._read.venv_layout import read_layout
 
 MARKER = "CUDA_VENV_BENCHMARK "
@@ -306,7 +306,7 @@ def run_benchmark(python: str, spec: BenchmarkSpec, runner: Runner, *, ld_librar
     problems = spec.problems()
     if problems:
         raise BenchmarkError("; ".join(problems))
-    extra = {"LD_LIBRARY_PATH": ":".join(ld_library_path)} if ld_library_path else {}
+    extra = library_path_env(ld_library_path)
     argv = [python, "-I", "-B", "-c", BENCHMARK_SCRIPT, json.dumps(spec.as_dict(), sort_keys=True)]
     workdir = tempfile.mkdtemp(prefix="cuda_venv_benchmark_")
     try:
