@@ -13,6 +13,9 @@ from __future__ import annotations
 
 import traceback
 
+__all__ = ("HAS_PACKAGING", "PACKAGING_IMPORT_ERROR", "InvalidRequirement", "InvalidVersion", "InvalidWheelFilename", "Requirement",
+           "UndefinedComparison", "UndefinedEnvironmentName", "Version", "parse_wheel_filename", "tags")
+
 try:
     from packaging import tags
     from packaging.markers import UndefinedComparison, UndefinedEnvironmentName
