@@ -27,7 +27,7 @@ from ansible_collections.gpuops.cuda_venv.plugins.module_utils._act.journal impo
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._act.outcome import RepairFailed, diff_side, file_state, inventory
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._act.recovery import JournaledBatch, recover
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._act.swap import IN_PLACE, SWAP, pending_swap, recover_swap, swap_dir_of
-from ansible_collections.gpuops.cuda_venv.plugins.module_utils._act.venv_lock import VenvLock, state_dir_of
+from ansible_collections.gpuops.cuda_venv.plugins.module_utils._act.venv_lock import VenvLock
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._core.errors import CudaVenvError
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._core.runner import Runner
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._decide.diagnose import diagnose
@@ -38,6 +38,7 @@ from ansible_collections.gpuops.cuda_venv.plugins.module_utils._install.install_
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._install.installers import Backend
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._read.observe import FactsOptions, loader_config, observe, without_probe
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._read.observe import Observations
+from ansible_collections.gpuops.cuda_venv.plugins.module_utils._read.venv_layout import state_dir_of
 
 
 @dataclass(frozen=True)
