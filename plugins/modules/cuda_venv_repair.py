@@ -374,7 +374,7 @@ from ansible_collections.gpuops.cuda_venv.plugins.module_utils._act.request impo
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._core.errors import CudaVenvError
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._core.runner import SubprocessRunner
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._options import repair_arguments
-from ansible_collections.gpuops.cuda_venv.plugins.module_utils._read.requirements import HAS_PACKAGING, PACKAGING_IMPORT_ERROR
+from ansible_collections.gpuops.cuda_venv.plugins.module_utils._core.packaging_lib import HAS_PACKAGING, PACKAGING_IMPORT_ERROR
 
 
 def main():

@@ -181,6 +181,8 @@ SCENARIOS: Dict[str, Scenario] = {
                                "0 bytes: import fails with 'file too short', pip check is clean"),
     "consumer": Scenario("cu128", "healthy-cu12", _add_consumer, "then sgl-kernel 0.3.9 installed: a CUDA consumer "
                          "nothing requires, bundling its own libcudart.so.12 (CUDA 12.4)"),
+    "system-fallback": Scenario("cu128", "healthy-cu12", _move_curand_out, "then libcurand.so.10 moved out of the venv "
+                                "into ld_library_path: import works only through LD_LIBRARY_PATH"),
     "healthy-multi-cu12": Scenario("cu128-multi", None, _healthy_multi, "torch 2.9.1+cu128 with torchvision 0.24.1, "
                                    "torchaudio 2.9.1, jax[cuda12] 0.10.2 and cupy-cuda12x 14.2.0, installed by pip in one "
                                    "resolve: one CUDA major, every framework's requirements held"),
@@ -188,8 +190,6 @@ SCENARIOS: Dict[str, Scenario] = {
                                    "cusparselt, nccl and nvshmem wheels installed over their cu12 namesakes' paths"),
     "multi-cascade": Scenario("cu128-multi", "healthy-multi-cu12", _cascade, "then nvidia-cudnn-cu12 and "
                               "nvidia-cusparselt-cu12 uninstalled: import torch fails on libcudnn.so.9"),
-    "system-fallback": Scenario("cu128", "healthy-cu12", _move_curand_out, "then libcurand.so.10 moved out of the venv "
-                                "into ld_library_path: import works only through LD_LIBRARY_PATH"),
 }
 
 

@@ -105,9 +105,23 @@ def is_optional_transport(soname: str) -> bool:
     return bool(OPTIONAL_TRANSPORT_SONAME.match(soname))
 
 
+# Families whose member libraries must all come from one build, and what a mix of two builds does: any two copies
+# of a member that differ in their bytes are two builds in one process.
+ONE_BUILD_FAMILIES = {
+    "cuDNN": "a mixed cuDNN fails with SUBLIBRARY_VERSION_MISMATCH at the first convolution or falls back silently to "
+             "slower kernels",
+    "cuBLAS": "libcublas calls into the libcublasLt of its own release; another build of either breaks the pair",
+}
+
+
 def library_family(soname: str) -> Optional[str]:
     """The CUDA library family a soname belongs to (libcudnn_graph.so.9 -> cuDNN), or None."""
     return next((family for family, prefix in LIBRARY_FAMILIES if soname.startswith(prefix)), None)
+
+
+def family_prefix(soname: str) -> Optional[str]:
+    """The file name prefix the members of a soname's family share (libcudnn_graph.so.9 -> libcudnn), or None."""
+    return next((prefix for _family, prefix in LIBRARY_FAMILIES if soname.startswith(prefix)), None)
 
 
 def is_cuda_distribution(key: str) -> bool:

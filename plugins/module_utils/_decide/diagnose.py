@@ -228,32 +228,36 @@ def system_fallbacks(obs) -> List[Finding]:
 
 
 def shadowed_sonames(obs) -> List[Finding]:
-    """Libraries the venv has that LD_LIBRARY_PATH takes over: an error when the two are different builds."""
+    """Libraries the venv has that LD_LIBRARY_PATH takes over: an error when the two are different builds (versions
+    that differ, or any other bytes for a family whose members must come from one build)."""
     findings = []
     for soname, shadow in sorted(obs.shadowed.items()):
         owners = obs.owners_of(shadow.own[0])
         owner = owners[0] if owners else None
         family = cuda.library_family(soname)
         ours = "%s of %s" % (obs.relpath(shadow.own[0]), owner.label) if owner else obs.relpath(shadow.own[0])
-        theirs = "%s (%s)" % (shadow.resolved, shadow.resolved_version or "version unknown")
-        message = "%s%s is in the venv (%s) but LD_LIBRARY_PATH comes first: the loader takes %s for %s%s." % (
-            soname, " (%s)" % family if family else "", ours, theirs, _object_label(obs, shadow.needed_by),
+        version = shadow.resolved_version or "version unknown"
+        if shadow.version_from:
+            version += ", as %s beside it says" % shadow.version_from
+        message = "%s%s is in the venv (%s) but LD_LIBRARY_PATH comes first: the loader takes %s (%s) for %s%s." % (
+            soname, " (%s)" % family if family else "", ours, shadow.resolved, version, _object_label(obs, shadow.needed_by),
             ", loaded at import" if shadow.at_import else "")
         differ = _versions_differ(owner.version if owner else None, shadow.resolved_version)
         if shadow.same_bytes:
             severity, message = F.INFO, message + " Both hold the same bytes: harmless while they do."
-        elif differ:
+        elif differ or family in cuda.ONE_BUILD_FAMILIES:
             severity = F.ERROR
-            message += " Two builds of %s in one process (%s in the venv, %s on LD_LIBRARY_PATH)" % (
-                family or soname, owner.version, shadow.resolved_version)
-            message += (": a mixed cuDNN fails with SUBLIBRARY_VERSION_MISMATCH at the first convolution or falls back "
-                        "silently to slower kernels." if family == "cuDNN" else ": a version skew.")
+            message += " Two builds of %s in one process (%s in the venv, %s on LD_LIBRARY_PATH%s)" % (
+                family or soname, owner.version if owner else "version unknown",
+                shadow.resolved_version or "version unknown", "" if differ else "; their bytes differ")
+            message += ": %s." % cuda.ONE_BUILD_FAMILIES.get(family, "a version skew")
         else:
             severity, message = F.WARNING, message + " The two files differ: a version skew waiting to happen."
         fix = ("Drop %s from LD_LIBRARY_PATH for this venv's processes (and from the ld_library_path option): the "
                "venv's own %s is then found through its requester's DT_RUNPATH." % (shadow.entry, soname))
         findings.append(Finding(F.SONAME_SHADOWED, severity, soname, message, fix, {
-            "resolved": shadow.resolved, "resolved_version": shadow.resolved_version, "ld_library_path_entry": shadow.entry,
+            "resolved": shadow.resolved, "resolved_version": shadow.resolved_version,
+            "resolved_version_from": shadow.version_from, "ld_library_path_entry": shadow.entry,
             "venv_copy": obs.relpath(shadow.own[0]), "distribution": owner.label if owner else None,
             "needed_by": obs.relpath(shadow.needed_by), "loaded_at_import": shadow.at_import,
             "same_bytes": shadow.same_bytes}))

@@ -1,7 +1,8 @@
 # -*- coding: utf-8 -*-
 # Copyright: (c) 2026, gpuops.cuda_venv contributors
 # GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
-"""Shape observations and findings into the ``ansible_facts.cuda_venv`` dictionary.
+"""Shape observations and findings into the ``ansible_facts.cuda_venv`` dictionary (pure: the observing, and the
+reading of the wheel sources, are ``_act/facts.py``'s).
 
 Private to the gpuops.cuda_venv collection: not a public API.
 """
@@ -9,21 +10,17 @@ Private to the gpuops.cuda_venv collection: not a public API.
 from __future__ import annotations
 
 import os
-from dataclasses import replace
 from typing import Dict, List
 
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._core import cuda_knowledge as cuda
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._core.errors import CudaVenvError
-from ansible_collections.gpuops.cuda_venv.plugins.module_utils._core.runner import Runner
-from ansible_collections.gpuops.cuda_venv.plugins.module_utils._decide.contamination import residue_candidates, with_source_versions
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._decide.contaminants import belonging, identical_everywhere
-from ansible_collections.gpuops.cuda_venv.plugins.module_utils._decide.diagnose import diagnose
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._decide.findings import is_healthy, summarize
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._decide.guard import guard_facts
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._decide.history import history_of
-from ansible_collections.gpuops.cuda_venv.plugins.module_utils._read.observe import FactsOptions, each_resolution, observe
+from ansible_collections.gpuops.cuda_venv.plugins.module_utils._read.observe import FactsOptions, each_resolution
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._read.probe import library_path_problems
-from ansible_collections.gpuops.cuda_venv.plugins.module_utils._read.wheel_sources import WheelSources, WheelSourcesError, read_offers
+from ansible_collections.gpuops.cuda_venv.plugins.module_utils._read.wheel_sources import WheelSources, WheelSourcesError
 
 
 def facts_options(params: dict) -> FactsOptions:
@@ -41,23 +38,6 @@ def facts_options(params: dict) -> FactsOptions:
     return FactsOptions(path=params["path"], anchor=params["anchor"], probe=params["probe"], verify=params["verify"],
                         ld_library_path=tuple(params["ld_library_path"]), probe_timeout=params["probe_timeout"], gpu=params["gpu"],
                         wheel_sources=sources)
-
-
-def gather_facts(options: FactsOptions, runner: Runner) -> dict:
-    """Observe, diagnose and report: the whole facts module in one call."""
-    return facts_of(observe(options, runner))
-
-
-def facts_of(obs) -> dict:
-    """Diagnose and report one observation (the facts module's, or the repair's check with ``facts``). The wheel
-    sources are read only when they are given and a CONTAMINATION_SOURCE holds residue, and only for its candidates."""
-    findings = diagnose(obs)
-    sources = obs.options.wheel_sources
-    names = residue_candidates(obs, findings) if sources.find_links or sources.indexes() else []
-    if names:
-        obs = replace(obs, source_reading=read_offers(sources, names))
-        findings = with_source_versions(obs, findings)
-    return report(obs, findings)
 
 
 def report(obs, findings) -> dict:

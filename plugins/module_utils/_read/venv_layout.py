@@ -26,6 +26,11 @@ _CFG_LIMIT = 64 * 1024
 _VERSION = re.compile(r"^(\d+\.\d+(?:\.\d+)?)")
 
 
+def state_dir_of(root: str) -> str:
+    """The venv's state dir, ``<root>/.cuda_venv``."""
+    return os.path.join(root, STATE_DIR)
+
+
 class VenvError(CudaVenvError):
     """A path that cannot be read as a virtual environment."""
 

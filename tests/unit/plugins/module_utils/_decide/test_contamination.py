@@ -81,6 +81,15 @@ def test_where_every_member_is_requested_requested_says_nothing_and_a_cuda_libra
     assert requested_is_selective(Transaction(1, T, T, "uv", tuple(obs.distributions[:1]))) is True
 
 
+def test_requested_tells_what_was_asked_for_in_a_run_of_one_even_when_uv_wrote_it():
+    # uv marks everything it installs REQUESTED, but a run that installed one distribution was asked for that one.
+    cublas, nvtx = replace(O.cublas_cu13(), requested=True), replace(dist("nvidia-nvtx", "13.0.85", []), requested=True)
+    assert requested_is_selective(Transaction(1, T, T, "uv", (cublas,))) is True
+    assert requested_is_selective(Transaction(1, T, T, "uv", (cublas, nvtx))) is False
+    assert requested_is_selective(Transaction(1, T, T, "pip", (cublas, replace(nvtx, requested=False)))) is True
+    assert requested_is_selective(None) is False
+
+
 def test_no_history_no_finding_and_a_clean_venv_has_none():
     assert contamination_source(O.contaminated()) == []  # stamps not read
     assert contamination_source(with_times(O.healthy(), {})) == []

@@ -12,6 +12,7 @@ import pytest
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._decide.diagnose import diagnose
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._decide.findings import is_healthy
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._read.record_check import Conflict
+from ansible_collections.gpuops.cuda_venv.plugins.module_utils._read.scripts import ScriptCheck
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._read.shadowing import Shadowed
 from ansible_collections.gpuops.cuda_venv.tests.unit.plugins.module_utils import observations as O
 from ansible_collections.gpuops.cuda_venv.tests.unit.plugins.module_utils.observations import (
@@ -471,6 +472,18 @@ def test_probe_that_did_not_run_is_no_finding():
     assert "IMPORT_FAILED" not in [f.code for f in diagnose(obs)]
 
 
+def test_a_moved_venv_is_info_naming_where_it_was_and_its_rewritten_scripts():
+    obs = O.healthy()
+    torch = next(d for d in obs.distributions if d.key == "torch")
+    scripts = ScriptCheck({torch.dist_info: (ROOT + "/bin/torchrun", ROOT + "/bin/torchfrtrace")}, (), ("/old/train",))
+    finding = only(diagnose(replace(obs, scripts=scripts)), "VENV_MOVED")
+    assert (finding.severity, finding.subject, finding.fix) == ("info", ROOT, None)
+    assert finding.message == ("The venv was moved from /old/train to /venvs/train: 2 console script(s) differ from RECORD "
+                               "only in a shebang that names this venv's interpreter (torchfrtrace, torchrun); nothing "
+                               "is damaged.")
+    assert finding.details == {"scripts": [ROOT + "/bin/torchfrtrace", ROOT + "/bin/torchrun"], "former_roots": ["/old/train"]}
+
+
 def test_diagnose_is_pure():
     obs = O.contaminated()
     before = repr(obs)
@@ -478,23 +491,51 @@ def test_diagnose_is_pure():
     assert repr(obs) == before
 
 
-@pytest.mark.parametrize("version, same, severity, tail", [
-    ("9.24.0", False, "error", " Two builds of cuDNN in one process (9.10.2.21 in the venv, 9.24.0 on LD_LIBRARY_PATH): "
-     "a mixed cuDNN fails with SUBLIBRARY_VERSION_MISMATCH at the first convolution or falls back silently to slower kernels."),
-    (None, False, "warning", " The two files differ: a version skew waiting to happen."),
-    ("9.10.2", False, "warning", " The two files differ: a version skew waiting to happen."),
-    (None, True, "info", " Both hold the same bytes: harmless while they do."),
+MIXED_CUDNN = ("a mixed cuDNN fails with SUBLIBRARY_VERSION_MISMATCH at the first convolution or falls back silently to "
+               "slower kernels.")
+
+
+@pytest.mark.parametrize("version, beside, same, severity, tail", [
+    ("9.24.0", None, False, "error", " Two builds of cuDNN in one process (9.10.2.21 in the venv, 9.24.0 on LD_LIBRARY_PATH): "
+     + MIXED_CUDNN),
+    ("9.24.0", "libcudnn_ops.so.9.24.0", False, "error", " Two builds of cuDNN in one process (9.10.2.21 in the venv, 9.24.0 "
+     "on LD_LIBRARY_PATH): " + MIXED_CUDNN),
+    (None, None, False, "error", " Two builds of cuDNN in one process (9.10.2.21 in the venv, version unknown on "
+     "LD_LIBRARY_PATH; their bytes differ): " + MIXED_CUDNN),
+    ("9.10.2", None, False, "error", " Two builds of cuDNN in one process (9.10.2.21 in the venv, 9.10.2 on LD_LIBRARY_PATH; "
+     "their bytes differ): " + MIXED_CUDNN),
+    (None, None, True, "info", " Both hold the same bytes: harmless while they do."),
 ])
-def test_a_venv_library_taken_over_by_ld_library_path_is_an_error_when_builds_differ(version, same, severity, tail):
+def test_a_venv_library_taken_over_by_ld_library_path_is_an_error_when_builds_differ(version, beside, same, severity, tail):
     ours = O.sp("nvidia/cudnn/lib/libcudnn.so.9")
     theirs = "/opt/cudnn/lib/libcudnn.so.9"
     shadow = Shadowed("libcudnn.so.9", O.sp("torch/lib/libtorch_cuda.so"), True, theirs, "/opt/cudnn/lib", (ours,),
-                      version, same)
+                      version, same, beside)
     findings = [f for f in diagnose(replace(O.healthy(), shadowed={"libcudnn.so.9": shadow}))
                 if f.code in ("SONAME_SHADOWED", "SONAME_SYSTEM_FALLBACK")]
     assert table(findings) == [(severity, "SONAME_SHADOWED", "libcudnn.so.9")]
     assert findings[0].message == (
         "libcudnn.so.9 (cuDNN) is in the venv (nvidia/cudnn/lib/libcudnn.so.9 of nvidia-cudnn-cu12 9.10.2.21) but "
-        "LD_LIBRARY_PATH comes first: the loader takes /opt/cudnn/lib/libcudnn.so.9 (%s) for torch/lib/libtorch_cuda.so (torch 2.9.1)"
-        ", loaded at import.%s" % (version or "version unknown", tail))
+        "LD_LIBRARY_PATH comes first: the loader takes /opt/cudnn/lib/libcudnn.so.9 (%s%s) for torch/lib/libtorch_cuda.so "
+        "(torch 2.9.1), loaded at import.%s" % (version or "version unknown", ", as %s beside it says" % beside if beside else "",
+                                                tail))
     assert findings[0].fix.startswith("Drop /opt/cudnn/lib from LD_LIBRARY_PATH for this venv's processes")
+    assert (findings[0].details["resolved_version"], findings[0].details["resolved_version_from"]) == (version, beside)
+
+
+@pytest.mark.parametrize("soname, path, version, severity, tail", [
+    # cuBLAS and cuBLASLt come from one build: other bytes of either are an error, versions known or not.
+    ("libcublas.so.12", "nvidia/cublas/lib/libcublas.so.12", None, "error", " Two builds of cuBLAS in one process "
+     "(12.8.4.1 in the venv, version unknown on LD_LIBRARY_PATH; their bytes differ): libcublas calls into the libcublasLt "
+     "of its own release; another build of either breaks the pair."),
+    # NCCL has one library: other bytes without another version are a warning, another version an error.
+    ("libnccl.so.2", "nvidia/nccl/lib/libnccl.so.2", None, "warning", " The two files differ: a version skew waiting to happen."),
+    ("libnccl.so.2", "nvidia/nccl/lib/libnccl.so.2", "2.30.7", "error", " Two builds of NCCL in one process (2.27.5 in the "
+     "venv, 2.30.7 on LD_LIBRARY_PATH): a version skew."),
+])
+def test_only_families_built_as_one_make_other_bytes_an_error(soname, path, version, severity, tail):
+    shadow = Shadowed(soname, O.sp("torch/lib/libtorch_cuda.so"), True, "/opt/cuda/lib/" + soname, "/opt/cuda/lib",
+                      (O.sp(path),), version, False)
+    [finding] = [f for f in diagnose(replace(O.healthy(), shadowed={soname: shadow})) if f.code == "SONAME_SHADOWED"]
+    assert (finding.severity, finding.subject) == (severity, soname)
+    assert finding.message.endswith(", loaded at import." + tail)
