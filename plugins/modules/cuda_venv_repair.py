@@ -194,7 +194,7 @@ options:
         comparison in RV(swap_benchmark).
       - The copy runs O(benchmark.command) with every argument under the venv's path pointed at the copy.
       - Without a GPU the built-in measurements are skipped (said in RV(swap_benchmark)); without a O(benchmark.command)
-        too, nothing is compared and the swap proceeds. A live venv that cannot be measured (torch does not import:
+        too, nothing is compared and the swap proceeds. A live venv that cannot be measured (torch does not import,
         the reason it is repaired) is not compared either.
       - Needs O(strategy=swap) or O(strategy=auto); when auto repairs in place, RV(swap_benchmark) says why nothing was
         compared.
