@@ -69,31 +69,33 @@ def test_role_benchmarks_with_the_users_command_and_keeps_the_live_venv_when_the
 
 
 def test_a_play_hooks_its_service_restart_to_the_restart_topic_fake_facts(tmp_path):
-    """Until the facts report processes on replaced libraries here, the facts are given (fake): one host has such a
-    process, the other none; the play's own handler listens to the role's topic."""
+    """Until the facts report processes on replaced libraries here, the facts are given (fake): after a repair, one
+    host has such a process and one none; a third was not repaired (its diagnosis names one). The play's own handler
+    listens to the role's topic."""
     needed = [{"pid": 4242, "cmdline": "/opt/venvs/train/bin/python train.py", "files": ["/opt/venvs/train/lib/libx.so (deleted)"]}]
+    hosts = {"stale": {"facts_after": {"ansible_facts": {"cuda_venv": {"performance": {"restart_needed": needed}}}}},
+             "fresh": {"facts_after": {"ansible_facts": {"cuda_venv": {}}}},
+             # no repair ran (no facts after it): the diagnosis's processes
+             "unrepaired": {"facts_after": {}, "__venv_repair_plan": {"ansible_facts": {"cuda_venv": {"performance": {
+                 "restart_needed": [dict(needed[0], pid=77)]}}}}}}
+    common = {"ansible_connection": "local", "ansible_python_interpreter": sys.executable, "venv_repair_path": "/opt/venvs/train"}
     inventory = tmp_path / "inventory.yml"
-    inventory.write_text(yaml.safe_dump({"all": {"vars": {"ansible_connection": "local", "ansible_python_interpreter": sys.executable,
-                                                          "venv_repair_path": "/opt/venvs/train"},
-                                                 "hosts": {"stale": {"facts_after": {"ansible_facts": {"cuda_venv": {
-                                                     "performance": {"restart_needed": needed}}}}},
-                                                           "fresh": {"facts_after": {"ansible_facts": {"cuda_venv": {}}}}}}}),
-                         encoding="utf-8")
+    inventory.write_text(yaml.safe_dump({"all": {"vars": common, "hosts": hosts}}), encoding="utf-8")
+    include = {"name": "gpuops.cuda_venv.venv_repair", "tasks_from": "restart.yml"}
+    restart = {"dest": str(tmp_path) + "/restarted-{{ inventory_hostname }}.json", "mode": "0644",
+               "content": "{{ venv_repair_restart_needed | map(attribute='pid') | list | to_json }}"}
+    play = {"name": "Repair and restart", "hosts": "all", "gather_facts": False,
+            "tasks": [{"name": "Name the processes", "ansible.builtin.include_role": include,
+                       "vars": {"__venv_repair_after": "{{ facts_after }}"}}],
+            "handlers": [{"name": "Restart the trainer", "listen": "cuda venv restart needed", "ansible.builtin.copy": restart}]}
     playbook = tmp_path / "play.yml"
-    playbook.write_text(yaml.safe_dump([{
-        "name": "Repair and restart", "hosts": "all", "gather_facts": False,
-        "tasks": [{"name": "Name the processes", "ansible.builtin.include_role": {"name": "gpuops.cuda_venv.venv_repair",
-                                                                                 "tasks_from": "restart.yml"},
-                   "vars": {"__venv_repair_after": "{{ facts_after }}"}}],
-        "handlers": [{"name": "Restart the trainer", "listen": "cuda venv restart needed",
-                      "ansible.builtin.copy": {"dest": str(tmp_path) + "/restarted-{{ inventory_hostname }}.json",
-                                               "content": "{{ venv_repair_restart_needed | map(attribute='pid') | list | to_json }}",
-                                               "mode": "0644"}}]}]), encoding="utf-8")
+    playbook.write_text(yaml.safe_dump([play]), encoding="utf-8")
     proc = subprocess.run([os.path.join(os.path.dirname(sys.executable), "ansible-playbook"), "-i", str(inventory), str(playbook)],
                           cwd=ROOT, env=ansible_env(tmp_path), capture_output=True, text=True, timeout=600, check=False)
     output = proc.stdout + proc.stderr
     assert proc.returncode == 0, output
     assert json.loads((tmp_path / "restarted-stale.json").read_text(encoding="utf-8")) == [4242]
+    assert json.loads((tmp_path / "restarted-unrepaired.json").read_text(encoding="utf-8")) == [77]
     assert not (tmp_path / "restarted-fresh.json").exists()
     assert ("1 process(es) still map replaced libraries of /opt/venvs/train; restart them to run the repaired venv: 4242"
             in output), output
