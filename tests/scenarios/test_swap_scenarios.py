@@ -194,9 +194,11 @@ def test_a_mount_point_falls_back_to_in_place_and_explicit_swap_fails(tmp_path, 
     assert failed["msg"] == ("strategy swap cannot work for %s: %s; use strategy in_place (or auto, which falls back)"
                              % (info.venv, reason))
     assert tree_digest(str(info.venv)) == digest and not os.path.exists(swap_dir(info.venv))
-    rc, result, output = repair(tmp_path, info)
+    rc, result, output = repair(tmp_path, info, verify_before_swap=True)
     assert rc == 0 and result["strategy"] == "in_place" and result["healthy"] is True, output
     assert result["strategy_reason"] == "fell back to in_place: " + reason
+    assert result["swap_benchmark"] == {"status": "skipped", "kept_live": False, "summary": (
+        "the repair ran in place (fell back to in_place: %s): no copy to benchmark against the live venv" % reason)}
     assert codes(run_module(tmp_path, "cuda_venv_facts", dict(path=str(info.venv)))[1]["ansible_facts"]["cuda_venv"],
                  "error") == []
 
