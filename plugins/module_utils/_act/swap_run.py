@@ -39,7 +39,7 @@ from ansible_collections.gpuops.cuda_venv.plugins.module_utils._decide.diagnose 
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._decide.plan import Plan
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._read.guard_state import read_guard
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._read.observe import observe, without_probe
-from ansible_collections.gpuops.cuda_venv.plugins.module_utils._verify.side_by_side import COPY_FAILED, side_by_side
+from ansible_collections.gpuops.cuda_venv.plugins.module_utils._verify.side_by_side import side_by_side
 
 # Inodes beyond the copy's directories and the files the plan writes: the state dirs, journals, temporary names.
 SPARE_INODES = 64
@@ -258,10 +258,6 @@ def _benchmark_copy(run, flow):
     if request is None:
         return None
     speed = side_by_side(request, flow.root, flow.copy, rebase_argv(request.command, flow.root, flow.copy), run.runner)
-    if speed["status"] == COPY_FAILED:
-        speed["summary"] = speed["reason"]
-    elif speed["kept_live"]:
-        speed["summary"] = "the repaired copy is slower than the live venv: %s" % "; ".join(speed["regressions"])
     flow.journal.append("swap", step="benchmarked", status=speed["status"], kept_live=speed["kept_live"])
     return speed
 

@@ -30,7 +30,8 @@ SWAP_MIN_RATIO = 1.0
 
 
 def side_by_side(request: BenchmarkRequest, live_root: str, copy_root: str, copy_command: Sequence[str], runner: Runner) -> dict:
-    """The report: ``status``, ``reason``, both sides' runs, the comparison, and ``kept_live`` (the copy must not go in)."""
+    """The report: ``status``, ``reason``, both sides' runs, the comparison, ``kept_live`` (the copy must not go in) and
+    a one-line ``summary`` (why the copy is kept out, when it is)."""
     live = Series(venv_python(live_root), request.command)
     copy = Series(venv_python(copy_root), tuple(copy_command))
     live_problem = None
@@ -51,7 +52,10 @@ def side_by_side(request: BenchmarkRequest, live_root: str, copy_root: str, copy
     rows, regressions = compare(copy.runs, live.runs, request.min_ratio, request.noise)
     found = _report(request, live, copy, COMPARED, None, kept_live=bool(regressions))
     found.update(comparison=[row.as_dict() for row in rows], regressions=regressions)
-    found["summary"] = summary(found["copy"]["metrics"], copy.head(), rows, "the copy against the live venv")
+    if regressions:
+        found["summary"] = "the repaired copy is slower than the live venv: %s" % "; ".join(regressions)
+    else:
+        found["summary"] = summary(found["copy"]["metrics"], copy.head(), rows, "the copy against the live venv")
     return found
 
 

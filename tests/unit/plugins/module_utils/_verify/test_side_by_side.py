@@ -59,6 +59,7 @@ def test_runs_alternate_and_a_slower_copy_keeps_the_live_venv(tmp_path):
     assert report["comparison"] == [{"metric": "command_throughput", "value": 900.0, "baseline": 1000.0, "ratio": 0.9, "band": 0.02,
                                      "verdict": "slower", "ok": False}]
     assert report["regressions"] == ["command_throughput 900.0 is 0.900 of the baseline 1000.0: 10.0% slower (min_ratio 1, noise band 2.0%)"]
+    assert report["summary"] == "the repaired copy is slower than the live venv: " + report["regressions"][0]
     assert report["builtin_skipped"] == NO_GPU_REASON
 
 
@@ -94,3 +95,4 @@ def test_a_copy_whose_command_fails_keeps_the_live_venv(tmp_path):
     assert report["reason"].startswith("the copy could not be benchmarked: command failed: check command %s exited with code 1: "
                                        % os.path.join(copy, "bin", "python")), report["reason"]
     assert report["reason"].endswith("FileNotFoundError: [Errno 2] No such file or directory: '%s/speed.txt'" % copy)
+    assert report["summary"] == report["reason"]
