@@ -426,7 +426,7 @@ swap_benchmark:
       V(copy_failed)), C(reason), C(live) and C(copy) (each C(metrics) (medians), C(runs), C(spread)), C(comparison)
       (per metric C(value) (the copy's), C(baseline) (the live venv's), C(ratio), C(band), C(verdict), C(ok)),
       C(regressions), C(repeats), C(noise), C(min_ratio), C(kept_live) and a one-line C(summary).
-  returned: with O(verify_before_swap=true) when the plan had batches
+  returned: with O(verify_before_swap=true), in a real run whose plan had batches
   type: dict
 rewritten:
   description: Files the installers wrote into the copy naming its path, rewritten to name the venv's (relative paths).
