@@ -17,13 +17,15 @@ from ansible_collections.gpuops.cuda_venv.plugins.module_utils._decide.plan impo
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._install.installers import BACKEND_KINDS
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._read.guard_state import UV_CONFIG_KINDS
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._read.record_check import MODES as VERIFY_MODES
-from ansible_collections.gpuops.cuda_venv.plugins.module_utils._verify.benchmark import BenchmarkSpec
+from ansible_collections.gpuops.cuda_venv.plugins.module_utils._verify.benchmark import BenchmarkRequest, BenchmarkSpec
+from ansible_collections.gpuops.cuda_venv.plugins.module_utils._verify.side_by_side import SWAP_MIN_RATIO
 
 # probe_timeout: the repair's also bounds probe_command, a check of the user's own (a training step), so it is longer.
 FACTS_PROBE_TIMEOUT = 120
 REPAIR_PROBE_TIMEOUT = 300
 # The benchmark's sizes default to the engine's.
 _SIZES = BenchmarkSpec()
+_JUDGING = BenchmarkRequest(path="")
 
 # Options more than one module takes, each with its one spec (those no engine part shapes in _core/base_options.py).
 SHARED = dict(
@@ -77,6 +79,8 @@ def repair_arguments() -> dict:
         strategy=dict(type="str", choices=list(STRATEGIES), default="auto"),
         keep_previous=dict(type="int", default=1),
         swap_back=dict(type="bool", default=False),
+        verify_before_swap=dict(type="bool", default=False),
+        benchmark=dict(type="dict", options=measuring(SWAP_MIN_RATIO)),
         guard=dict(type="bool", default=False),
         guard_uv_config=dict(type="str", choices=list(UV_CONFIG_KINDS), default="none"),
         facts=dict(type="bool", default=False),
@@ -84,10 +88,9 @@ def repair_arguments() -> dict:
     return dict(argument_spec=spec, supports_check_mode=True)
 
 
-def benchmark_arguments() -> dict:
-    """AnsibleModule's keyword arguments for cuda_venv_benchmark."""
-    spec = dict(
-        **shared("path"),
+def measuring(min_ratio: float) -> dict:
+    """What a benchmark measures and how it judges: the benchmark module's options, and the repair's ``benchmark``."""
+    return dict(
         matmul_size=dict(type="int", default=_SIZES.matmul_size),
         matmul_iterations=dict(type="int", default=_SIZES.matmul_iterations),
         warmup_iterations=dict(type="int", default=_SIZES.warmup_iterations),
@@ -97,12 +100,22 @@ def benchmark_arguments() -> dict:
         command=dict(type="list", elements="str", default=[]),
         command_regex=dict(type="str"),
         command_timeout=dict(type="float", default=600),
+        min_ratio=dict(type="float", default=min_ratio),
+        repeats=dict(type="int", default=_JUDGING.repeats),
+        noise=dict(type="float", default=_JUDGING.noise),
+        timeout=dict(type="float", default=600),
+    )
+
+
+def benchmark_arguments() -> dict:
+    """AnsibleModule's keyword arguments for cuda_venv_benchmark."""
+    spec = dict(
+        **shared("path"),
+        **measuring(_JUDGING.min_ratio),
         baseline=dict(type="dict"),
         baseline_path=dict(type="path"),
         save_path=dict(type="path"),
-        min_ratio=dict(type="float", default=0.95),
         require_gpu=dict(type="bool", default=False),
-        timeout=dict(type="float", default=600),
         **shared("ld_library_path"),
     )
     return dict(argument_spec=spec, supports_check_mode=True, mutually_exclusive=[("baseline", "baseline_path")])

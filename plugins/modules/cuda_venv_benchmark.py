@@ -15,10 +15,15 @@ description:
     environment and a timeout) - a bf16 matmul in TFLOP/s and a device-to-device copy in GB/s (bytes read plus bytes
     written), timed with CUDA events, warm-up iterations excluded - and optionally O(command), whose throughput is read
     from its output by O(command_regex).
-  - Compares each metric with a baseline (O(baseline), for example the registered result of a run before a repair, or
-    O(baseline_path)) and fails when one is below O(min_ratio) of it, saying by how much.
-  - Without a GPU, or when torch.cuda.is_available() is false, the task is skipped with the reason, unless
-    O(require_gpu=true). When torch does not import at all, the venv is broken and the module fails.
+  - Runs each measurement O(repeats) times and reports every run, the median and the spread (max - min over the
+    median).
+  - Compares each metric's median with a baseline (O(baseline), for example the registered result of a run before a
+    repair, or O(baseline_path)) and judges it in a noise band - the widest of O(noise) and the spread of the runs on
+    either side. A metric fails when it is below O(min_ratio) of its baseline and below the band, saying by how much;
+    a drop inside the band is reported as C(within noise), never failed.
+  - Without a GPU, or when torch.cuda.is_available() is false, the built-in measurements are skipped with the reason,
+    unless O(require_gpu=true); O(command) still runs O(repeats) times and is compared, and without a command the task
+    is skipped. When torch does not import at all, the venv is broken and the module fails.
 author:
   - gpuops.cuda_venv contributors (@gpuops)
 extends_documentation_fragment:
@@ -60,8 +65,8 @@ options:
   command:
     description:
       - A workload of your own (for example a short training step) as an argv list, no shell, with absolute paths such
-        as C(/opt/venvs/train/bin/python). It runs after the built-in measurements, from an empty directory with a
-        clean environment; its throughput is read from its output with O(command_regex).
+        as C(/opt/venvs/train/bin/python). It runs after the built-in measurements (with or without a GPU), from an
+        empty directory with a clean environment; its throughput is read from its output with O(command_regex).
     type: list
     elements: str
     default: []
@@ -85,12 +90,22 @@ options:
     description: A JSON file written by O(save_path) on the managed node, used as the baseline.
     type: path
   save_path:
-    description: Write this run's metrics, device, versions and sizes as JSON here (a baseline for later runs).
+    description: Write this run's metrics (medians), runs, device, versions and sizes as JSON here (a baseline for later runs).
     type: path
   min_ratio:
-    description: Fail when a metric is below this fraction of its baseline.
+    description: Fail when a metric's median is below this fraction of its baseline's and below the noise band.
     type: float
     default: 0.95
+  repeats:
+    description: Runs of each measurement (the built-in ones and O(command)); their median is compared.
+    type: int
+    default: 3
+  noise:
+    description:
+      - The narrowest noise band, a fraction - 0.02 is 2%, the run-to-run variation measured on an H200 for the
+        matmul and for a training step's tokens/s. The band is widened to the spread of the runs on either side.
+    type: float
+    default: 0.02
   require_gpu:
     description: Fail instead of skipping when there is no GPU or torch.cuda.is_available() is false.
     type: bool
@@ -101,7 +116,8 @@ options:
     default: 600
 notes:
   - The module itself needs only the Python standard library on the managed node.
-  - An H200 reaches about 770-800 TFLOP/s on the default matmul and about 4.3 TB/s on the copy.
+  - An H200 reaches about 750-800 TFLOP/s on the default matmul and about 4.2 TB/s on the copy; two runs of the matmul
+    differed by 1.7%, two runs of a training step by 1.4%.
 seealso:
   - module: gpuops.cuda_venv.cuda_venv_repair
 """
@@ -117,21 +133,39 @@ EXAMPLES = r"""
     path: /opt/venvs/train
     baseline: "{{ before }}"
 
-- name: A training step's own throughput, compared with a stored baseline
+- name: A training step's own throughput, five runs each, compared with a stored baseline
   gpuops.cuda_venv.cuda_venv_benchmark:
     path: /opt/venvs/train
     command: [/opt/venvs/train/bin/python, /opt/jobs/step.py, --steps, "20"]
     command_regex: 'throughput: ([0-9.]+) samples/s'
     baseline_path: /var/lib/gpuops/train-baseline.json
     min_ratio: 0.9
+    repeats: 5
 """
 
 RETURN = r"""
 metrics:
-  description: C(matmul_tflops), C(copy_gbps) and, with O(command), C(command_throughput); empty when skipped.
+  description: The median of each metric's runs - C(matmul_tflops), C(copy_gbps) and, with O(command), C(command_throughput); empty when skipped.
   returned: always
   type: dict
   sample: {"matmul_tflops": 781.4, "copy_gbps": 4301.7}
+runs:
+  description: Every run's value of each metric, in the order measured.
+  returned: always
+  type: dict
+  sample: {"matmul_tflops": [764.7, 751.8, 760.2]}
+spread:
+  description: Per metric, (max - min) / median of its runs.
+  returned: always
+  type: dict
+repeats:
+  description: O(repeats) as used.
+  returned: always
+  type: int
+noise:
+  description: O(noise) as used, the narrowest band.
+  returned: always
+  type: float
 device:
   description: C(index), C(name), C(capability), C(memory_mib) of the measured device.
   returned: always
@@ -149,17 +183,19 @@ baseline:
   returned: always
   type: dict
 comparison:
-  description: Per metric C(metric), C(value), C(baseline), C(ratio) (value / baseline) and C(ok).
+  description:
+    - Per metric C(metric), C(value) and C(baseline) (medians), C(ratio) (value / baseline), C(band) (the noise band it
+      was judged in), C(verdict) (V(faster), V(within noise), V(slower, within min_ratio), V(slower)) and C(ok).
   returned: always
   type: list
   elements: dict
 regressions:
-  description: One sentence per metric below O(min_ratio) of its baseline.
+  description: One sentence per metric below O(min_ratio) of its baseline and below the noise band.
   returned: always
   type: list
   elements: str
 notes:
-  description: Why a comparison may mislead (another device, other sizes than the baseline's).
+  description: Why a comparison may mislead (another device, other sizes than the baseline's, a noise band wider than the tolerance).
   returned: always
   type: list
   elements: str
@@ -172,8 +208,8 @@ saved:
   returned: always
   type: str
 command:
-  description: The command's C(argv), its return code C(rc) and the last 4000 characters of its C(output).
-  returned: when O(command) is given and the GPU measurements ran
+  description: The command's C(argv), its return code C(rc) and the last 4000 characters of its C(output), of its last run.
+  returned: when O(command) is given and ran
   type: dict
 """
 

@@ -191,6 +191,85 @@ options:
         forward. Fails when there is no previous generation.
     type: bool
     default: false
+  verify_before_swap:
+    description:
+      - With the swap strategy, once the repaired copy is verified and before the exchange, benchmark the copy and the
+        live venv side by side (live, copy, live, copy, ... O(benchmark.repeats) times each) with the measurements of
+        O(benchmark), and keep the live venv when the copy is slower beyond the noise band and below
+        O(benchmark.min_ratio) - no exchange, the copy discarded, the task failed with C(changed=false) and the
+        comparison in RV(swap_benchmark).
+      - The copy runs O(benchmark.command) with every argument under the venv's path pointed at the copy.
+      - Without a GPU the built-in measurements are skipped (said in RV(swap_benchmark)); without a O(benchmark.command)
+        too, nothing is compared and the swap proceeds. A live venv that cannot be measured (torch does not import,
+        the reason it is repaired) is not compared either.
+      - Needs O(strategy=swap) or O(strategy=auto); when auto repairs in place, RV(swap_benchmark) says why nothing was
+        compared.
+    type: bool
+    default: false
+  benchmark:
+    description:
+      - What O(verify_before_swap) measures and how it judges; the options of M(gpuops.cuda_venv.cuda_venv_benchmark)
+        of the same names. Only with O(verify_before_swap=true).
+    type: dict
+    suboptions:
+      matmul_size:
+        description: Side n of the square bf16 matrices.
+        type: int
+        default: 8192
+      matmul_iterations:
+        description: Timed multiplies.
+        type: int
+        default: 50
+      warmup_iterations:
+        description: Untimed multiplies and copies before each timed run.
+        type: int
+        default: 5
+      copy_mib:
+        description: MiB per device-to-device copy.
+        type: int
+        default: 1024
+      copy_iterations:
+        description: Timed copies.
+        type: int
+        default: 20
+      device:
+        description: CUDA device index.
+        type: int
+        default: 0
+      command:
+        description:
+          - A workload of your own as an argv list (absolute paths, no shell), for example a short training step run
+            by C(PATH/bin/python); it runs with or without a GPU.
+        type: list
+        elements: str
+        default: []
+      command_regex:
+        description: Regex whose last match in the command's output captures its throughput. Required with O(benchmark.command).
+        type: str
+      command_timeout:
+        description: Seconds the command may take, per run.
+        type: float
+        default: 600
+      min_ratio:
+        description:
+          - The copy is kept out when a metric is below this fraction of the live venv's and below the noise band. The
+            default keeps out any drop beyond the band.
+        type: float
+        default: 1.0
+      repeats:
+        description: Runs of each measurement on each side; the medians are compared.
+        type: int
+        default: 3
+      noise:
+        description:
+          - The narrowest noise band, a fraction (0.02 is 2%, the run-to-run variation measured on an H200); the band
+            is widened to the spread of either side's runs.
+        type: float
+        default: 0.02
+      timeout:
+        description: Seconds the built-in measurements may take, per run.
+        type: float
+        default: 600
   guard:
     description:
       - When the venv ends healthy (after a repair, or with nothing to repair), install its install guard, so that
@@ -349,6 +428,14 @@ exchange:
   description: How the directories were exchanged - V(renameat2) (atomic) or V(renames) (the fallback).
   returned: after a swap
   type: str
+swap_benchmark:
+  description:
+    - The side-by-side benchmark of O(verify_before_swap) - C(status) (V(compared), V(skipped), V(live_unmeasured),
+      V(copy_failed)), C(reason), C(live) and C(copy) (each C(metrics) (medians), C(runs), C(spread)), C(comparison)
+      (per metric C(value) (the copy's), C(baseline) (the live venv's), C(ratio), C(band), C(verdict), C(ok)),
+      C(regressions), C(repeats), C(noise), C(min_ratio), C(kept_live) and a one-line C(summary).
+  returned: with O(verify_before_swap=true), in a real run whose plan had batches
+  type: dict
 rewritten:
   description: Files the installers wrote into the copy naming its path, rewritten to name the venv's (relative paths).
   returned: after a swap

@@ -194,9 +194,11 @@ def test_a_mount_point_falls_back_to_in_place_and_explicit_swap_fails(tmp_path, 
     assert failed["msg"] == ("strategy swap cannot work for %s: %s; use strategy in_place (or auto, which falls back)"
                              % (info.venv, reason))
     assert tree_digest(str(info.venv)) == digest and not os.path.exists(swap_dir(info.venv))
-    rc, result, output = repair(tmp_path, info)
+    rc, result, output = repair(tmp_path, info, verify_before_swap=True)
     assert rc == 0 and result["strategy"] == "in_place" and result["healthy"] is True, output
     assert result["strategy_reason"] == "fell back to in_place: " + reason
+    assert result["swap_benchmark"] == {"status": "skipped", "kept_live": False, "summary": (
+        "the repair ran in place (fell back to in_place: %s): no copy to benchmark against the live venv" % reason)}
     assert codes(run_module(tmp_path, "cuda_venv_facts", dict(path=str(info.venv)))[1]["ansible_facts"]["cuda_venv"],
                  "error") == []
 
@@ -224,3 +226,46 @@ def test_explicit_swap_fails_when_the_parent_is_read_only(tmp_path):
 def _env(tmp_path):
     from scenario_tools import ansible_env
     return ansible_env(tmp_path)
+
+
+# The user's workload for verify_before_swap: tokens/s read from a file the tool's wheel ships (100), inside the venv
+# that runs it.
+SPEED_STEP = ("import os, cuda_venv_tool\n"
+              "print('tokens/s: %d' % int(open(os.path.join(os.path.dirname(cuda_venv_tool.__file__), 'speed.txt')).read()))\n")
+
+
+@pytest.mark.parametrize("live_speed, swapped", [("1000\n", False), ("0100\n", True)])
+def test_verify_before_swap_keeps_the_live_venv_when_the_copy_is_slower(tmp_path, live_speed, swapped):
+    """The live speed.txt edited by hand (another size: reinstalled); the repaired copy reads the wheel's 100."""
+    info = fresh(tmp_path, "healthy-cu12")
+    wheels = tmp_path / "tool-wheels"
+    wheels.mkdir()
+    write_wheel(wheels, TOOL, {"cuda_venv_tool/__init__.py": (b"", False), "cuda_venv_tool/speed.txt": (b"100\n", False)})
+    subprocess.run([str(info.venv / "bin" / "python"), "-m", "pip", "install", "-q", "--no-index", "--find-links",
+                    str(wheels), "cuda-venv-tool==1.0"], check=True, env=dict(os.environ, PIP_CONFIG_FILE=os.devnull))
+    speed = next(info.venv.glob("lib/python3.*/site-packages")) / "cuda_venv_tool" / "speed.txt"
+    speed.write_text(live_speed, encoding="utf-8")
+    step = tmp_path / "step.py"
+    step.write_text(SPEED_STEP, encoding="utf-8")
+    digest = tree_digest(str(info.venv))
+    command = [str(info.venv / "bin" / "python"), str(step)]
+    rc, result, output = repair(tmp_path, info, strategy="swap", packages=["cuda-venv-tool==1.0"], revert_edits=True,
+                                find_links=[str(info.wheelhouse), str(wheels)], verify_before_swap=True,
+                                benchmark=dict(command=command, command_regex=r"tokens/s: (\d+)"))
+    bench = result["swap_benchmark"]
+    copy = os.path.join(swap_dir(info.venv), "next")
+    assert bench["status"] == "compared" and bench["kept_live"] is not swapped, output
+    assert bench["live"]["runs"] == {"command_throughput": [float(int(live_speed))] * 3}
+    assert bench["copy"]["runs"] == {"command_throughput": [100.0] * 3}
+    assert bench["copy"]["command"]["argv"] == [os.path.join(copy, "bin", "python"), str(step)]
+    assert bench["builtin_skipped"] == "torch.cuda.is_available() is False (torch 2.9.1+cu128, CUDA 12.8)"
+    if swapped:
+        assert rc == 0 and result["changed"] is True and result["exchange"] == "renameat2", output
+        assert bench["comparison"][0]["verdict"] == "within noise"
+        assert speed.read_text(encoding="utf-8") == "100\n"
+        return
+    assert rc != 0 and result["changed"] is False
+    assert result["msg"] == ("the repaired copy is slower than the live venv: command_throughput 100.0 is 0.100 of the baseline 1000.0: "
+                             "90.0% slower (min_ratio 1, noise band 2.0%); kept the live venv, the copy was discarded")
+    assert tree_digest(str(info.venv)) == digest  # byte-identical
+    assert os.listdir(swap_dir(info.venv)) == ["journal.prev.jsonl"]  # no copy, no previous generation, the journal closed

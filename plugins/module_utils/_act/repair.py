@@ -39,6 +39,7 @@ from ansible_collections.gpuops.cuda_venv.plugins.module_utils._install.installe
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._read.observe import FactsOptions, loader_config, observe, without_probe
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._read.observe import Observations
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._read.venv_layout import state_dir_of
+from ansible_collections.gpuops.cuda_venv.plugins.module_utils._verify.benchmark import BenchmarkRequest
 
 
 @dataclass(frozen=True)
@@ -57,6 +58,7 @@ class RepairOptions:
     swap_back: bool = False
     guard: GuardOptions = GuardOptions()  # the venv's install guard, settled when the venv ends healthy (_act/venv_guard.py)
     report_facts: bool = False  # check mode: also the facts (import probe, GPU) from the observation that plans
+    verify_before_swap: Optional[BenchmarkRequest] = None  # a swap's copy benchmarked against the live venv (swap_run.py)
 
 
 def repair(options: RepairOptions, make_backend: Callable[[Observations], Backend], runner: Runner, secrets: Sequence[str] = ()) -> dict:
@@ -143,6 +145,9 @@ def _run_plan(run, root, state_dir, before, plan, recovered) -> dict:
     after = dataclasses.replace(after, guard=current.guard)
     result = outcome.result(options, before, after, plan_seen, run, recovered, probe_obs=current)
     result.update(strategy=strategy.used, strategy_reason=strategy.reason)
+    if options.verify_before_swap is not None:
+        result["swap_benchmark"] = {"status": "skipped", "kept_live": False, "summary": "the repair ran in place (%s): no copy "
+                                    "to benchmark against the live venv" % strategy.reason}
     with_guard(result, change, current, options.diff)
     if run.unfixable:
         result["plan"]["unfixable"] = list(result["plan"]["unfixable"]) + run.unfixable

@@ -15,7 +15,7 @@ from typing import List
 
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._act.venv_guard import GuardOptions
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._act.repair import RepairOptions, repair
-from ansible_collections.gpuops.cuda_venv.plugins.module_utils._act.swap import finish_missing_root
+from ansible_collections.gpuops.cuda_venv.plugins.module_utils._act.swap import IN_PLACE, finish_missing_root
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._core.errors import CudaVenvError
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._core.names import DISTRIBUTION_NAME
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._core.redact import redact
@@ -27,6 +27,8 @@ from ansible_collections.gpuops.cuda_venv.plugins.module_utils._read.observe imp
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._read.probe import library_path_problems
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._read.requirements import parse_requirement
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._read.venv_layout import read_layout
+from ansible_collections.gpuops.cuda_venv.plugins.module_utils._verify.benchmark import BenchmarkRequest
+from ansible_collections.gpuops.cuda_venv.plugins.module_utils._verify.side_by_side import SWAP_MIN_RATIO
 
 # What remove and anchor may hold: a distribution name, never an installer option or a shell word.
 _NAME = re.compile(r"^%s$" % DISTRIBUTION_NAME)
@@ -49,6 +51,10 @@ def request_problems(params: dict) -> List[str]:
     for name in params["remove"] + [params["anchor"]]:
         if not _NAME.match(name):
             problems.append("invalid distribution name %r: letters, digits, '.', '_' and '-' only" % name)
+    if params["verify_before_swap"] and params["strategy"] == IN_PLACE:
+        problems.append("verify_before_swap needs strategy swap or auto: in place there is no copy to benchmark")
+    if params["verify_before_swap"]:
+        problems.extend("benchmark: %s" % p for p in swap_benchmark(params).problems())
     if params["guard_uv_config"] != "none" and not params["guard"]:
         problems.append("guard_uv_config=%s needs guard=true" % params["guard_uv_config"])
     for text in params["packages"]:
@@ -57,6 +63,14 @@ def request_problems(params: dict) -> List[str]:
         except ValueError as exc:
             problems.append(str(exc))
     return problems
+
+
+def swap_benchmark(params: dict) -> BenchmarkRequest:
+    """What verify_before_swap measures: the ``benchmark`` option (the engine's defaults when not given) on the live venv."""
+    if not params["benchmark"]:
+        return BenchmarkRequest(path=params["path"], ld_library_path=tuple(params["ld_library_path"]), min_ratio=SWAP_MIN_RATIO)
+    return BenchmarkRequest.from_params(dict(params["benchmark"], path=params["path"], ld_library_path=params["ld_library_path"],
+                                             baseline=None, baseline_path=None, save_path=None, require_gpu=False))
 
 
 def repair_from_params(params: dict, runner: Runner, check_mode: bool = False, diff: bool = False) -> dict:
@@ -95,7 +109,8 @@ def repair_from_params(params: dict, runner: Runner, check_mode: bool = False, d
             lock_timeout=params["lock_timeout"], check_mode=check_mode, diff=diff,
             install_check=InstallCheck(sources, tuple(params["packages"]), params["with_dependencies"]),
             strategy=params["strategy"], keep_previous=params["keep_previous"], swap_back=params["swap_back"],
-            guard=GuardOptions(enabled=params["guard"], uv_config=params["guard_uv_config"]), report_facts=params["facts"])
+            guard=GuardOptions(enabled=params["guard"], uv_config=params["guard_uv_config"]), report_facts=params["facts"],
+            verify_before_swap=swap_benchmark(dict(params, path=layout.root)) if params["verify_before_swap"] else None)
         return repair(options, make_backend, runner, secrets)
     except CudaVenvError as exc:
         raise CudaVenvError(redact(str(exc), secrets), exc.result) from None

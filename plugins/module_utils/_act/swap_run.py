@@ -40,6 +40,7 @@ from ansible_collections.gpuops.cuda_venv.plugins.module_utils._decide.plan impo
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._read.guard_state import read_guard
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._read.observe import observe, without_probe
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._read.venv_layout import STATE_DIR, state_dir_of
+from ansible_collections.gpuops.cuda_venv.plugins.module_utils._verify.side_by_side import side_by_side
 
 # Inodes beyond the copy's directories and the files the plan writes: the state dirs, journals, temporary names.
 SPARE_INODES = 64
@@ -228,6 +229,12 @@ def _converge_on_copy(run, flow, before, plan, recovered, strategy) -> dict:
         raise failed(after, problem + "; the copy was discarded and the venv was not changed")
     flow.journal.append("swap", step="verified")
     crash_point("swap.verified")
+    speed = _benchmark_copy(run, flow)
+    if speed is not None and speed["kept_live"]:
+        flow.abandon("kept the live venv: " + speed["summary"])
+        kept_out = failed(before, "%s; kept the live venv, the copy was discarded" % speed["summary"])
+        kept_out.result["swap_benchmark"] = speed
+        raise kept_out
     try:  # the copy is guarded before it becomes the venv, its files naming the venv's path
         change, _same = settle_guard(options, current, flow.copy, root, diagnose(current))
     except (CudaVenvError, OSError) as exc:
@@ -240,7 +247,20 @@ def _converge_on_copy(run, flow, before, plan, recovered, strategy) -> dict:
     result = outcome.result(options, before, after, plan_seen, run, recovered, probe_obs=current, verified=verified)
     result.update(strategy=strategy.used, strategy_reason=strategy.reason, previous=kept, exchange=method,
                   rewritten=flow.rewritten)
-    return rebase(with_guard(result, change, current, options.diff), flow.copy, root)
+    result = rebase(with_guard(result, change, current, options.diff), flow.copy, root)
+    if speed is not None:
+        result["swap_benchmark"] = speed  # names the copy's own paths: where it was measured
+    return result
+
+
+def _benchmark_copy(run, flow):
+    """verify_before_swap: the verified copy and the live venv benchmarked side by side (None when not asked)."""
+    request = run.options.verify_before_swap
+    if request is None:
+        return None
+    speed = side_by_side(request, flow.root, flow.copy, rebase_argv(request.command, flow.root, flow.copy), run.runner)
+    flow.journal.append("swap", step="benchmarked", status=speed["status"], kept_live=speed["kept_live"])
+    return speed
 
 
 def plan_on_copy(plan: Plan, root: str, copy: str) -> Plan:

@@ -10,9 +10,11 @@ probe (_read/probe.py): ``-I -B``, a fresh empty working directory, a clean
 environment and a timeout.  It times a bf16 matmul (TFLOP/s, 2 n^3 per
 multiply) and a device-to-device copy (GB/s, bytes read plus bytes written)
 with CUDA events, warm-up iterations excluded; optionally a user command's
-throughput is read from its output by a regex.  Every metric is "higher is
-better"; a ratio below ``min_ratio`` of the baseline is a regression.
-``benchmark(request, runner)`` is the whole of the cuda_venv_benchmark module.
+throughput is read from its output by a regex.  Each measurement runs
+``repeats`` times; the medians are compared with the baseline and judged in a
+noise band (judge.py).  Without a GPU the built-in measurements are skipped and
+the user's command still runs.  ``benchmark(request, runner)`` is the whole of
+the cuda_venv_benchmark module.
 """
 
 from __future__ import annotations
@@ -30,12 +32,10 @@ from ansible_collections.gpuops.cuda_venv.plugins.module_utils._core.errors impo
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._core.runner import REPORT_PRELUDE, Runner, clean_env, marker_report
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._read.probe import library_path_env, library_path_problems, run_check
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._read.venv_layout import read_layout
+from ansible_collections.gpuops.cuda_venv.plugins.module_utils._verify.judge import (
+    METRICS, UNITS, MetricComparison, check_tolerance, compare, judged, medians, noise_notes, number, spreads)
 
 MARKER = "CUDA_VENV_BENCHMARK "
-
-# Metric name -> unit, in report order.
-METRICS = (("matmul_tflops", "TFLOP/s"), ("copy_gbps", "GB/s"), ("command_throughput", "/s"))
-UNITS = dict(METRICS)
 
 # Statuses the script reports.
 MEASURED = "measured"
@@ -174,24 +174,6 @@ class Measurement:
 
 
 @dataclass(frozen=True)
-class MetricComparison:
-    """One metric against its baseline; ratio = value / baseline (higher is better)."""
-
-    metric: str
-    value: float
-    baseline: float
-    ratio: float
-    ok: bool
-
-    def as_dict(self) -> dict:
-        return {"metric": self.metric, "value": self.value, "baseline": self.baseline, "ratio": self.ratio, "ok": self.ok}
-
-    def regression(self, min_ratio: float) -> str:
-        return "%s %s is %.3f of the baseline %s: %.1f%% slower (min_ratio %g)" % (
-            self.metric, _number(self.value), self.ratio, _number(self.baseline), (1.0 - self.ratio) * 100.0, min_ratio)
-
-
-@dataclass(frozen=True)
 class BenchmarkRequest:
     """What the module was asked: the venv, what to measure, a command of the user's, the baseline, where to save."""
 
@@ -204,6 +186,8 @@ class BenchmarkRequest:
     baseline_path: Optional[str] = None
     save_path: Optional[str] = None
     min_ratio: float = 0.95
+    repeats: int = 3
+    noise: float = 0.02
     require_gpu: bool = False
     timeout: float = 600.0
     ld_library_path: Tuple[str, ...] = ()
@@ -215,15 +199,19 @@ class BenchmarkRequest:
         spec = BenchmarkSpec(**{f.name: params[f.name] for f in fields(BenchmarkSpec)})
         return cls(path=params["path"], spec=spec, command=tuple(params["command"]), command_regex=params["command_regex"],
                    command_timeout=params["command_timeout"], baseline=params["baseline"], baseline_path=params["baseline_path"],
-                   save_path=params["save_path"], min_ratio=params["min_ratio"], require_gpu=params["require_gpu"],
+                   save_path=params["save_path"], min_ratio=params["min_ratio"], repeats=params["repeats"],
+                   noise=params["noise"], require_gpu=params["require_gpu"],
                    timeout=params["timeout"], ld_library_path=tuple(params["ld_library_path"]), check_mode=check_mode)
 
     def problems(self) -> List[str]:
         """Every problem with the request, each naming the bad value."""
         found = self.spec.problems()
-        for key in ("timeout", "command_timeout", "min_ratio"):
+        for key in ("timeout", "command_timeout"):
             if getattr(self, key) <= 0:
                 found.append("%s must be positive, got %s" % (key, getattr(self, key)))
+        if self.repeats < 1:
+            found.append("repeats must be >= 1, got %d" % self.repeats)
+        found.extend(check_tolerance(self.min_ratio, self.noise))
         if self.command and not self.command_regex:
             found.append("command_regex is required with command: it reads the throughput from the command's output")
         if self.command_regex and not self.command:
@@ -249,55 +237,106 @@ class BenchmarkOutcome:
 
 
 def benchmark(request: BenchmarkRequest, runner: Runner) -> BenchmarkOutcome:
-    """The whole benchmark module: check the request, measure, run the command, compare, save the record."""
+    """The whole benchmark module: check the request, measure ``repeats`` times, compare, save the record."""
     problems = request.problems()
     if problems:
         return BenchmarkOutcome({}, failed=True, msg="; ".join(problems))
-    result = {"changed": False, "metrics": {}, "device": {}, "versions": {}, "spec": request.spec.as_dict(), "baseline": {},
-              "comparison": [], "regressions": [], "notes": [], "summary": "", "saved": None}
+    result = {"changed": False, "metrics": {}, "runs": {}, "spread": {}, "repeats": request.repeats, "noise": request.noise,
+              "device": {}, "versions": {}, "spec": request.spec.as_dict(), "baseline": {}, "comparison": [], "regressions": [],
+              "notes": [], "summary": "", "saved": None}
     try:
         layout = read_layout(request.path)
         baseline_record = load_baseline(request.baseline_path) if request.baseline_path else request.baseline or {}
         result["baseline"] = baseline_metrics(baseline_record)
-        measured = run_benchmark(venv_python(layout.root), request.spec, runner, ld_library_path=request.ld_library_path,
-                                 timeout=request.timeout)
+        base_runs = baseline_runs(baseline_record)
+        series = Series(venv_python(layout.root), request.command)
+        problem = measure(series, request, runner)
     except CudaVenvError as exc:
         return BenchmarkOutcome(result, failed=True, msg=str(exc))
-    result.update(device=measured.device, versions=measured.versions)
-    if measured.status == NO_GPU:
+    measured = series.measurement
+    result.update(device=measured.device, versions=measured.versions, runs=series.runs, metrics=medians(series.runs),
+                  spread=spreads(series.runs))
+    if series.command_run is not None:
+        result["command"] = series.command_run
+    if problem:
+        return BenchmarkOutcome(result, failed=True, msg=problem)
+    if measured.status == NO_GPU and not request.command:
         result["summary"] = "skipped: %s" % measured.reason
-        if request.require_gpu:
-            return BenchmarkOutcome(result, failed=True, msg="no GPU to benchmark (require_gpu is true): %s" % measured.reason)
         return BenchmarkOutcome(result, skipped=True, msg=result["summary"])
-    if measured.status == IMPORT_FAILED:
-        return BenchmarkOutcome(result, failed=True, msg="%s in %s: the venv is broken; diagnose it with gpuops.cuda_venv.cuda_venv_facts"
-                                % (measured.reason, layout.root))
-    if measured.status != MEASURED:
-        return BenchmarkOutcome(result, failed=True, msg=measured.reason)
-    metrics = result["metrics"] = dict(measured.metrics)
-    if request.command:
-        check = run_check(list(request.command), runner, ld_library_path=request.ld_library_path, timeout=request.command_timeout)
-        result["command"] = {"argv": list(check.argv), "rc": check.returncode, "output": check.output}
-        if not check.ok:
-            return BenchmarkOutcome(result, failed=True, msg="command failed: %s" % check.error)
-        try:
-            metrics["command_throughput"] = extract_throughput(check.output, request.command_regex)
-        except BenchmarkError as exc:
-            return BenchmarkOutcome(result, failed=True, msg=str(exc))
-    rows, regressions = compare(metrics, result["baseline"], request.min_ratio)
+    metrics = result["metrics"]
+    rows, regressions = compare(series.runs, base_runs, request.min_ratio, request.noise)
     notes = mismatches({"device": measured.device, "spec": request.spec.as_dict()}, baseline_record) if rows else []
+    notes += noise_notes(rows, request.min_ratio)
     result.update(comparison=[row.as_dict() for row in rows], regressions=regressions, notes=notes)
-    result["summary"] = summary(metrics, measured.device, rows, "compared with the baseline" if rows else no_baseline_note(baseline_record))
+    result["summary"] = summary(metrics, series.head(), rows, "compared with the baseline" if rows else no_baseline_note(baseline_record))
     if request.save_path:
         try:
-            result["changed"] = save_record(request.save_path, stored_record(metrics, measured, request.spec, layout.root),
-                                            request.check_mode)
+            result["changed"] = save_record(request.save_path, stored_record(series, request.spec, layout.root), request.check_mode)
         except BenchmarkError as exc:
             return BenchmarkOutcome(result, failed=True, msg=str(exc), warnings=tuple(notes))
         result["saved"] = request.save_path
     if regressions:
         return BenchmarkOutcome(result, failed=True, msg="slower than the baseline: %s" % "; ".join(regressions), warnings=tuple(notes))
     return BenchmarkOutcome(result, warnings=tuple(notes))
+
+
+@dataclass
+class Series:
+    """Every run in one venv: the built-in benchmark's last report, each metric's values, the command's last run."""
+
+    python: str
+    command: Tuple[str, ...] = ()
+    measurement: Optional[Measurement] = None
+    runs: Dict[str, List[float]] = field(default_factory=dict)
+    command_run: Optional[dict] = None
+
+    @property
+    def builtin_on(self) -> bool:
+        """The built-in measurements run until one says there is no GPU."""
+        return self.measurement is None or self.measurement.status == MEASURED
+
+    def head(self) -> str:
+        """What the summary starts with: the device, or why the built-in measurements were skipped."""
+        if self.measurement is not None and self.measurement.status == NO_GPU:
+            return "built-in benchmark skipped (%s)" % self.measurement.reason
+        return (self.measurement.device if self.measurement else {}).get("name") or "GPU"
+
+
+def measure(series: Series, request: BenchmarkRequest, runner: Runner) -> Optional[str]:
+    """``request.repeats`` rounds into ``series``; the first failure (a sentence), or None."""
+    for _round in range(request.repeats):
+        if not series.builtin_on and not series.command:
+            break
+        problem = measure_once(series, request, runner)
+        if problem:
+            return problem
+    return None
+
+
+def measure_once(series: Series, request: BenchmarkRequest, runner: Runner) -> Optional[str]:
+    """One run of the built-in measurements (while there is a GPU) and of the command; the failure, or None."""
+    if series.builtin_on:
+        measured = series.measurement = run_benchmark(series.python, request.spec, runner,
+                                                      ld_library_path=request.ld_library_path, timeout=request.timeout)
+        if measured.status == NO_GPU and request.require_gpu:
+            return "no GPU to benchmark (require_gpu is true): %s" % measured.reason
+        if measured.status == IMPORT_FAILED:
+            return "%s in %s: the venv is broken; diagnose it with gpuops.cuda_venv.cuda_venv_facts" % (
+                measured.reason, os.path.dirname(os.path.dirname(series.python)))
+        if measured.status == ERROR:
+            return measured.reason
+        for name, value in measured.metrics.items():
+            series.runs.setdefault(name, []).append(value)
+    if series.command:
+        check = run_check(list(series.command), runner, ld_library_path=request.ld_library_path, timeout=request.command_timeout)
+        series.command_run = {"argv": list(check.argv), "rc": check.returncode, "output": check.output}
+        if not check.ok:
+            return "command failed: %s" % check.error
+        try:
+            series.runs.setdefault("command_throughput", []).append(extract_throughput(check.output, request.command_regex))
+        except BenchmarkError as exc:
+            return str(exc)
+    return None
 
 
 def run_benchmark(python: str, spec: BenchmarkSpec, runner: Runner, *, ld_library_path: Sequence[str] = (),
@@ -394,10 +433,32 @@ def baseline_metrics(baseline: Optional[dict]) -> Dict[str, float]:
             raise BenchmarkError("baseline metric %r is unknown: known metrics are %s" % (name, ", ".join(UNITS)))
         if value is None:
             continue
-        if isinstance(value, bool) or not isinstance(value, (int, float)) or value <= 0:
+        if not _positive(value):
             raise BenchmarkError("baseline metric %s = %r is not a positive number" % (name, value))
         metrics[name] = float(value)
     return metrics
+
+
+def baseline_runs(baseline: Optional[dict]) -> Dict[str, List[float]]:
+    """Each baseline metric's runs: those a result or stored record lists under ``runs``, else its one value."""
+    metrics = baseline_metrics(baseline)
+    listed = (baseline or {}).get("runs") if "metrics" in (baseline or {}) else None
+    if not isinstance(listed or {}, dict):
+        raise BenchmarkError("baseline runs must be a dict of lists, got %s" % type(listed).__name__)
+    runs = {}
+    for name, value in metrics.items():
+        values = (listed or {}).get(name)
+        if values is None:
+            runs[name] = [value]
+        elif isinstance(values, list) and values and all(_positive(v) for v in values):
+            runs[name] = [float(v) for v in values]
+        else:
+            raise BenchmarkError("baseline runs of %s = %r are not a list of positive numbers" % (name, values))
+    return runs
+
+
+def _positive(value) -> bool:
+    return not isinstance(value, bool) and isinstance(value, (int, float)) and value > 0
 
 
 def load_baseline(path: str) -> dict:
@@ -414,18 +475,6 @@ def load_baseline(path: str) -> dict:
     return data
 
 
-def compare(metrics: Dict[str, float], baseline: Dict[str, float], min_ratio: float) -> Tuple[List[MetricComparison], List[str]]:
-    """Each metric present in both, in report order, and a sentence per metric below ``min_ratio`` of its baseline."""
-    if min_ratio <= 0:
-        raise BenchmarkError("min_ratio must be positive, got %s" % min_ratio)
-    rows = []
-    for name, _unit in METRICS:
-        if name in metrics and name in baseline:
-            ratio = metrics[name] / baseline[name]
-            rows.append(MetricComparison(name, metrics[name], baseline[name], ratio, ratio >= min_ratio))
-    return rows, [row.regression(min_ratio) for row in rows if not row.ok]
-
-
 def mismatches(current: dict, baseline: dict) -> List[str]:
     """Why a comparison may mislead: another device or other benchmark sizes than the baseline's."""
     notes = []
@@ -439,30 +488,24 @@ def mismatches(current: dict, baseline: dict) -> List[str]:
     return notes
 
 
-def stored_record(metrics: Dict[str, float], measurement: Measurement, spec: BenchmarkSpec, venv: str) -> dict:
-    """What ``save_path`` holds: the metrics (the command's included), and what was measured, where and how."""
-    return {"venv": venv, "metrics": dict(metrics), "device": dict(measurement.device),
-            "versions": dict(measurement.versions), "spec": spec.as_dict()}
+def stored_record(series: Series, spec: BenchmarkSpec, venv: str) -> dict:
+    """What ``save_path`` holds: the medians (the command's included), every run, and what was measured, where and how."""
+    measured = series.measurement
+    return {"venv": venv, "metrics": medians(series.runs), "runs": dict(series.runs), "device": dict(measured.device),
+            "versions": dict(measured.versions), "spec": spec.as_dict()}
 
 
-def summary(metrics: Dict[str, float], device: dict, rows: Sequence[MetricComparison], baseline_note: str) -> str:
-    """One line: the device, each metric with its unit and, when compared, its ratio to the baseline."""
-    ratios = {row.metric: row.ratio for row in rows}
+def summary(metrics: Dict[str, float], head: str, rows: Sequence[MetricComparison], baseline_note: str) -> str:
+    """One line: the device, each metric's median with its unit and, when compared, its ratio, verdict and band."""
+    compared = {row.metric: row for row in rows}
     parts = []
     for name, unit in METRICS:
         if name in metrics:
-            text = "%s %s %s" % (name, _number(metrics[name]), unit)
-            if name in ratios:
-                text += " (%.3fx baseline)" % ratios[name]
+            text = "%s %s %s" % (name, number(metrics[name]), unit)
+            if name in compared:
+                text += " (%s)" % judged(compared[name])
             parts.append(text)
-    head = device.get("name") or "GPU"
     return "%s: %s; %s" % (head, ", ".join(parts), baseline_note)
-
-
-def _number(value: float) -> str:
-    if abs(value) >= 10:
-        return "%.1f" % value
-    return "%.2f" % value if abs(value) >= 1 else "%.3g" % value
 
 
 def venv_python(root: str) -> str:

@@ -23,7 +23,7 @@ MAY_IMPORT = {
     "_read": {"_core", "_read"},
     "_decide": {"_core", "_read", "_decide"},
     "_install": {"_core", "_read", "_decide", "_install"},
-    "_act": {"_core", "_read", "_decide", "_install", "_act"},
+    "_act": {"_core", "_read", "_decide", "_install", "_verify", "_act"},
     "_verify": {"_core", "_read", "_verify"},
 }
 

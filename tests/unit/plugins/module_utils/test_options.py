@@ -61,3 +61,12 @@ def test_wheel_sources_are_one_spec_and_index_urls_never_logged():
             "index_url": dict(type="str", no_log=True),
             "extra_index_urls": dict(type="list", elements="str", default=[], no_log=True),
             "no_index": dict(type="bool", default=False)}
+
+
+def test_the_repairs_benchmark_measures_as_the_benchmark_module_but_keeps_out_any_drop():
+    suboptions = REPAIR["benchmark"]["options"]
+    assert REPAIR["verify_before_swap"] == dict(type="bool", default=False)
+    assert {name: spec for name, spec in suboptions.items() if name != "min_ratio"} == {
+        name: BENCHMARK[name] for name in suboptions if name != "min_ratio"}
+    assert (suboptions["min_ratio"]["default"], BENCHMARK["min_ratio"]["default"]) == (1.0, 0.95)
+    assert (BENCHMARK["repeats"]["default"], BENCHMARK["noise"]["default"]) == (3, 0.02)

@@ -207,7 +207,7 @@ def test_slower_than_the_baseline_fails_and_says_by_how_much_mocked_gpu(tmp_path
     baseline = {"metrics": {"matmul_tflops": MATMUL_TFLOPS / 0.8, "copy_gbps": COPY_GBPS}}
     failed, result = run_main(dict(path=fake_gpu_venv(tmp_path), baseline=baseline, **SMALL), capsys)
     assert failed
-    assert result["msg"] == "slower than the baseline: matmul_tflops 1.00 is 0.800 of the baseline 1.25: 20.0% slower (min_ratio 0.95)"
+    assert result["msg"] == "slower than the baseline: matmul_tflops 1.00 is 0.800 of the baseline 1.25: 20.0% slower (min_ratio 0.95, noise band 2.0%)"
     assert [(row["metric"], row["ok"]) for row in result["comparison"]] == [("matmul_tflops", False), ("copy_gbps", True)]
     assert result["comparison"][0]["ratio"] == pytest.approx(0.8, rel=1e-12)
 
@@ -216,8 +216,8 @@ def test_within_min_ratio_passes_mocked_gpu(tmp_path, capsys):
     baseline = {"matmul_tflops": MATMUL_TFLOPS / 0.8}
     failed, result = run_main(dict(path=fake_gpu_venv(tmp_path), baseline=baseline, min_ratio=0.75, **SMALL), capsys)
     assert not failed, result
-    assert result["summary"] == ("Fake H200: matmul_tflops 1.00 TFLOP/s (0.800x baseline), copy_gbps 209.7 GB/s; "
-                                 "compared with the baseline")
+    assert result["summary"] == ("Fake H200: matmul_tflops 1.00 TFLOP/s (0.800x baseline, slower, within min_ratio, band 2.0%), "
+                                 "copy_gbps 209.7 GB/s; compared with the baseline")
 
 
 def test_a_skipped_baseline_compares_nothing_mocked_gpu(tmp_path, capsys):
@@ -248,14 +248,15 @@ def test_user_command_throughput_saved_and_compared_mocked_gpu(tmp_path, capsys)
     assert result["changed"] is True and result["saved"] == save_path
     with open(save_path, encoding="utf-8") as handle:
         stored = json.load(handle)
-    assert stored == {"venv": root, "metrics": result["metrics"], "device": result["device"], "versions": result["versions"],
-                      "spec": dict(SMALL, device=0)}
+    assert stored == {"venv": root, "metrics": result["metrics"], "runs": result["runs"], "device": result["device"],
+                      "versions": result["versions"], "spec": dict(SMALL, device=0)}
+    assert result["runs"]["command_throughput"] == [120.5, 120.5, 120.5]
 
     step.write_text("print('step 1: 100.0 samples/s')\n", encoding="utf-8")
     failed, result = run_main(dict(args, save_path=None, baseline_path=save_path), capsys)
     assert failed
     assert result["msg"] == ("slower than the baseline: command_throughput 100.0 is 0.830 of the baseline 120.5: "
-                             "17.0% slower (min_ratio 0.95)")
+                             "17.0% slower (min_ratio 0.95, noise band 2.0%)")
 
 
 def test_user_command_that_fails_or_prints_no_number_mocked_gpu(tmp_path, capsys):
@@ -275,3 +276,58 @@ def test_baseline_on_another_device_warns_mocked_gpu(tmp_path, capsys):
     assert not failed, result
     assert result["notes"] == ["the baseline was measured on NVIDIA H100, this run on Fake H200",
                                "the baseline used copy_mib=200, this run 100"]
+
+
+def throughput_script(tmp_path, values):
+    """A real workload whose n-th run prints ``tokens/s: values[n]`` (the run count kept in a file beside it)."""
+    script = tmp_path / "step.py"
+    script.write_text("import pathlib\nvalues = %r\np = pathlib.Path(%r)\nn = int(p.read_text()) if p.exists() else 0\n"
+                      "p.write_text(str(n + 1))\nprint('tokens/s: %%s' %% values[n])\n" % (values, str(tmp_path / "runs")),
+                      encoding="utf-8")
+    return str(script)
+
+
+def test_repeats_report_every_run_the_median_and_the_spread_mocked_gpu(tmp_path, capsys):
+    root = fake_gpu_venv(tmp_path)
+    args = dict(path=root, command=[os.path.join(root, "bin", "python"), throughput_script(tmp_path, [100, 98, 101, 99, 100])],
+                command_regex=r"tokens/s: ([0-9.]+)", repeats=5, baseline={"command_throughput": 90.0}, **SMALL)
+    failed, result = run_main(args, capsys)
+    assert not failed, result
+    assert result["repeats"] == 5 and result["noise"] == 0.02
+    assert result["runs"]["command_throughput"] == [100.0, 98.0, 101.0, 99.0, 100.0]
+    assert result["runs"]["matmul_tflops"] == [pytest.approx(MATMUL_TFLOPS)] * 5
+    assert result["metrics"]["command_throughput"] == 100.0
+    assert result["spread"]["command_throughput"] == pytest.approx(0.03) and result["spread"]["matmul_tflops"] == 0.0
+    assert result["comparison"] == [{"metric": "command_throughput", "value": 100.0, "baseline": 90.0, "ratio": pytest.approx(100 / 90.0),
+                                     "band": pytest.approx(0.03), "verdict": "faster", "ok": True}]
+
+
+def test_a_drop_inside_a_wide_noise_band_is_within_noise_not_a_failure_mocked_gpu(tmp_path, capsys):
+    # Runs 100, 80, 120: spread 40%; 0.833 of a 120 baseline is below min_ratio 0.95 but inside the band.
+    root = fake_gpu_venv(tmp_path)
+    args = dict(path=root, command=[os.path.join(root, "bin", "python"), throughput_script(tmp_path, [100, 80, 120])],
+                command_regex=r"tokens/s: ([0-9.]+)", baseline={"command_throughput": 120.0}, **SMALL)
+    failed, result = run_main(args, capsys)
+    assert not failed, result
+    [row] = result["comparison"]
+    assert (row["verdict"], row["band"], row["ok"]) == ("within noise", pytest.approx(0.4), True)
+    assert result["notes"] == ["command_throughput: the noise band 40.0% is wider than the tolerance 5.0% (min_ratio 0.95); "
+                               "take more repeats or longer runs"]
+
+
+def test_a_drop_beyond_the_band_and_the_tolerance_fails_mocked_gpu(tmp_path, capsys):
+    root = fake_gpu_venv(tmp_path)
+    baseline = {"metrics": {"command_throughput": 120.0}, "runs": {"command_throughput": [119.0, 120.0, 121.0]}}
+    args = dict(path=root, command=[os.path.join(root, "bin", "python"), throughput_script(tmp_path, [100, 99, 101])],
+                command_regex=r"tokens/s: ([0-9.]+)", baseline=baseline, **SMALL)
+    failed, result = run_main(args, capsys)
+    assert failed
+    assert result["msg"] == ("slower than the baseline: command_throughput 100.0 is 0.833 of the baseline 120.0: 16.7% slower "
+                             "(min_ratio 0.95, noise band 2.0%)")
+    assert result["comparison"][0]["verdict"] == "slower"
+
+
+def test_bad_repeats_and_noise_are_named(capsys):
+    failed, result = run_main(dict(path="/nonexistent", repeats=0, noise=2.0), capsys)
+    assert failed
+    assert result["msg"] == "repeats must be >= 1, got 0; noise must be at least 0 and below 1 (a fraction: 0.02 is 2%), got 2.0"

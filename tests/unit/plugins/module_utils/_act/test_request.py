@@ -7,10 +7,11 @@ from __future__ import annotations
 
 import pytest
 
-from ansible_collections.gpuops.cuda_venv.plugins.module_utils._act.request import repair_from_params, request_problems
+from ansible_collections.gpuops.cuda_venv.plugins.module_utils._act.request import repair_from_params, request_problems, swap_benchmark
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._core.errors import CudaVenvError
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._core.runner import SubprocessRunner
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._options import repair_arguments
+from ansible_collections.gpuops.cuda_venv.plugins.module_utils._verify.benchmark import BenchmarkRequest
 
 NAME_RULE = "letters, digits, '.', '_' and '-' only"
 ARGUMENT_SPEC = repair_arguments()["argument_spec"]
@@ -55,6 +56,21 @@ def test_defaults_are_valid():
 ])
 def test_validate_names_each_bad_option(overrides, problems):
     assert request_problems(params(**overrides)) == problems
+
+
+def test_verify_before_swap_needs_a_copy_and_a_sound_benchmark():
+    sub = {name: spec.get("default") for name, spec in ARGUMENT_SPEC["benchmark"]["options"].items()}
+    assert request_problems(params(verify_before_swap=True, strategy="in_place")) == [
+        "verify_before_swap needs strategy swap or auto: in place there is no copy to benchmark"]
+    assert request_problems(params(verify_before_swap=True, benchmark=dict(sub, repeats=0, command=["/bin/true"]))) == [
+        "benchmark: repeats must be >= 1, got 0",
+        "benchmark: command_regex is required with command: it reads the throughput from the command's output"]
+    assert request_problems(params(verify_before_swap=True)) == []
+    assert swap_benchmark(params(benchmark=dict(sub, command=["/venvs/train/bin/python", "/opt/step.py"], command_regex="x (1)"),
+                                 ld_library_path=["/usr/local/cuda/lib64"])) == BenchmarkRequest(
+        path="/venvs/train", command=("/venvs/train/bin/python", "/opt/step.py"), command_regex="x (1)", min_ratio=1.0,
+        ld_library_path=("/usr/local/cuda/lib64",))
+    assert swap_benchmark(params()) == BenchmarkRequest(path="/venvs/train", min_ratio=1.0)
 
 
 @pytest.mark.parametrize("overrides", [

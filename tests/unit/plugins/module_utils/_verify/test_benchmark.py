@@ -13,6 +13,7 @@ import sys
 import pytest
 
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._verify import benchmark as B
+from ansible_collections.gpuops.cuda_venv.plugins.module_utils._verify import judge as J
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._core.runner import SubprocessRunner, clean_env
 
 from ansible_collections.gpuops.cuda_venv.tests.unit.plugins.module_utils.recording_runner import RecordingRunner, reply
@@ -138,13 +139,34 @@ def test_baseline_metrics_rejects(baseline, message):
     assert str(info.value) == message
 
 
+def test_baseline_runs_of_a_record_with_runs_and_of_bare_metrics():
+    record = {"metrics": {"matmul_tflops": 780.0, "copy_gbps": 4300.0}, "runs": {"matmul_tflops": [770, 780.0, 790.0]}}
+    assert B.baseline_runs(record) == {"matmul_tflops": [770.0, 780.0, 790.0], "copy_gbps": [4300.0]}
+    assert B.baseline_runs({"command_throughput": 12}) == {"command_throughput": [12.0]}
+    assert B.baseline_runs({"skipped": True, "metrics": {}, "runs": {}}) == {}
+
+
+@pytest.mark.parametrize("baseline, message", [
+    ({"metrics": {"copy_gbps": 1.0}, "runs": [1.0]}, "baseline runs must be a dict of lists, got list"),
+    ({"metrics": {"copy_gbps": 1.0}, "runs": {"copy_gbps": []}}, "baseline runs of copy_gbps = [] are not a list of positive numbers"),
+    ({"metrics": {"copy_gbps": 1.0}, "runs": {"copy_gbps": [1.0, -2]}},
+     "baseline runs of copy_gbps = [1.0, -2] are not a list of positive numbers"),
+])
+def test_baseline_runs_rejects(baseline, message):
+    with pytest.raises(B.BenchmarkError) as info:
+        B.baseline_runs(baseline)
+    assert str(info.value) == message
+
+
 def test_load_baseline_reads_what_was_stored(tmp_path):
-    record = B.stored_record({"matmul_tflops": 780.0}, B.Measurement("measured", None, {}, {"name": "NVIDIA H200"}, {"torch": "2.9.1"}),
-                             B.BenchmarkSpec(matmul_size=4096), "/opt/venvs/train")
+    measured = B.Measurement("measured", None, {}, {"name": "NVIDIA H200"}, {"torch": "2.9.1"})
+    series = B.Series("/opt/venvs/train/bin/python", measurement=measured, runs={"matmul_tflops": [790.0, 770.0, 780.0]})
+    record = B.stored_record(series, B.BenchmarkSpec(matmul_size=4096), "/opt/venvs/train")
     path = tmp_path / "baseline.json"
     path.write_text(json.dumps(record), encoding="utf-8")
     assert B.load_baseline(str(path)) == {
-        "venv": "/opt/venvs/train", "metrics": {"matmul_tflops": 780.0}, "device": {"name": "NVIDIA H200"},
+        "venv": "/opt/venvs/train", "metrics": {"matmul_tflops": 780.0}, "runs": {"matmul_tflops": [790.0, 770.0, 780.0]},
+        "device": {"name": "NVIDIA H200"},
         "versions": {"torch": "2.9.1"},
         "spec": {"matmul_size": 4096, "matmul_iterations": 50, "warmup_iterations": 5, "copy_mib": 1024, "copy_iterations": 20, "device": 0}}
 
@@ -163,27 +185,6 @@ def test_load_baseline_errors_name_the_file(tmp_path):
         B.load_baseline(str(listed))
 
 
-def test_compare_flags_each_metric_below_min_ratio_and_says_by_how_much():
-    rows, regressions = B.compare({"matmul_tflops": 702.0, "copy_gbps": 4300.0, "command_throughput": 99.0},
-                                  {"matmul_tflops": 780.0, "copy_gbps": 4000.0}, 0.95)
-    assert [row.as_dict() for row in rows] == [
-        {"metric": "matmul_tflops", "value": 702.0, "baseline": 780.0, "ratio": 0.9, "ok": False},
-        {"metric": "copy_gbps", "value": 4300.0, "baseline": 4000.0, "ratio": 1.075, "ok": True},
-    ]
-    assert regressions == ["matmul_tflops 702.0 is 0.900 of the baseline 780.0: 10.0% slower (min_ratio 0.95)"]
-
-
-def test_compare_at_exactly_min_ratio_passes_and_without_a_baseline_compares_nothing():
-    rows, regressions = B.compare({"copy_gbps": 95.0}, {"copy_gbps": 100.0}, 0.95)
-    assert [row.ok for row in rows] == [True] and regressions == []
-    assert B.compare({"copy_gbps": 95.0}, {}, 0.95) == ([], [])
-
-
-def test_compare_rejects_a_non_positive_min_ratio():
-    with pytest.raises(B.BenchmarkError, match="^min_ratio must be positive, got 0$"):
-        B.compare({}, {}, 0)
-
-
 def test_mismatches_name_another_device_and_other_sizes():
     current = {"device": {"name": "NVIDIA H100 80GB HBM3"}, "spec": dict(B.BenchmarkSpec().as_dict(), matmul_size=4096, device=1)}
     assert B.mismatches(current, RESULT) == ["the baseline was measured on NVIDIA H200, this run on NVIDIA H100 80GB HBM3",
@@ -191,11 +192,12 @@ def test_mismatches_name_another_device_and_other_sizes():
     assert B.mismatches({"device": {}, "spec": {}}, {}) == []
 
 
-def test_summary_line():
-    rows = B.compare({"matmul_tflops": 781.44, "copy_gbps": 4301.7}, {"matmul_tflops": 780.0}, 0.95)[0]
-    assert B.summary({"matmul_tflops": 781.44, "copy_gbps": 4301.7}, {"name": "NVIDIA H200"}, rows, "compared with the baseline") == (
-        "NVIDIA H200: matmul_tflops 781.4 TFLOP/s (1.002x baseline), copy_gbps 4301.7 GB/s; compared with the baseline")
-    assert B.summary({"command_throughput": 3.25}, {}, [], "no baseline to compare with") == (
+def test_summary_line_with_medians_ratios_verdicts_and_bands():
+    rows = J.compare({"matmul_tflops": [781.44], "copy_gbps": [4301.7]}, {"matmul_tflops": [780.0]}, 0.95, 0.02)[0]
+    assert B.summary({"matmul_tflops": 781.44, "copy_gbps": 4301.7}, "NVIDIA H200", rows, "compared with the baseline") == (
+        "NVIDIA H200: matmul_tflops 781.4 TFLOP/s (1.002x baseline, within noise, band 2.0%), copy_gbps 4301.7 GB/s; "
+        "compared with the baseline")
+    assert B.summary({"command_throughput": 3.25}, "GPU", [], "no baseline to compare with") == (
         "GPU: command_throughput 3.25 /s; no baseline to compare with")
 
 
@@ -266,8 +268,9 @@ def venv_root(python):
 
 
 def empty_result(**changes):
-    result = {"changed": False, "metrics": {}, "device": {}, "versions": {}, "spec": B.BenchmarkSpec().as_dict(), "baseline": {},
-              "comparison": [], "regressions": [], "notes": [], "summary": "", "saved": None}
+    result = {"changed": False, "metrics": {}, "runs": {}, "spread": {}, "repeats": 3, "noise": 0.02, "device": {}, "versions": {},
+              "spec": B.BenchmarkSpec().as_dict(), "baseline": {}, "comparison": [], "regressions": [], "notes": [], "summary": "",
+              "saved": None}
     result.update(changes)
     return result
 
@@ -275,20 +278,22 @@ def empty_result(**changes):
 def test_request_from_params_takes_every_option():
     params = dict(path="/v", matmul_size=1000, matmul_iterations=10, warmup_iterations=3, copy_mib=100, copy_iterations=4, device=1,
                   command=["/v/bin/python", "step.py"], command_regex="x ([0-9]+)", command_timeout=60.0, baseline=None,
-                  baseline_path="/b.json", save_path="/s.json", min_ratio=0.9, require_gpu=True, timeout=30.0,
+                  baseline_path="/b.json", save_path="/s.json", min_ratio=0.9, repeats=5, noise=0.03, require_gpu=True, timeout=30.0,
                   ld_library_path=["/usr/local/cuda/lib64"])
     assert B.BenchmarkRequest.from_params(params, check_mode=True) == B.BenchmarkRequest(
         path="/v", spec=B.BenchmarkSpec(1000, 10, 3, 100, 4, 1), command=("/v/bin/python", "step.py"), command_regex="x ([0-9]+)",
-        command_timeout=60.0, baseline=None, baseline_path="/b.json", save_path="/s.json", min_ratio=0.9, require_gpu=True,
+        command_timeout=60.0, baseline=None, baseline_path="/b.json", save_path="/s.json", min_ratio=0.9, repeats=5, noise=0.03,
+        require_gpu=True,
         timeout=30.0, ld_library_path=("/usr/local/cuda/lib64",), check_mode=True)
 
 
 def test_request_problems_name_each_bad_value_in_order():
     request = B.BenchmarkRequest(path="/v", spec=B.BenchmarkSpec(copy_mib=0), timeout=0, command_timeout=-1.0, min_ratio=0,
-                                 command_regex="(a)(b)", ld_library_path=("lib", "/a:/b", "/ok"))
+                                 repeats=0, noise=1.0, command_regex="(a)(b)", ld_library_path=("lib", "/a:/b", "/ok"))
     assert request.problems() == [
         "copy_mib must be >= 1, got 0", "timeout must be positive, got 0", "command_timeout must be positive, got -1.0",
-        "min_ratio must be positive, got 0", "command_regex is given but command is empty",
+        "repeats must be >= 1, got 0", "min_ratio must be positive, got 0",
+        "noise must be at least 0 and below 1 (a fraction: 0.02 is 2%), got 1.0", "command_regex is given but command is empty",
         "command_regex '(a)(b)' must capture the number in one group, or in a group named 'value'; it has 2 groups",
         "ld_library_path entry 'lib' is not an absolute folder path", "ld_library_path entry '/a:/b' is not an absolute folder path"]
     assert B.BenchmarkRequest(path="/v", command=("/bin/true",)).problems() == [
@@ -328,18 +333,43 @@ def test_benchmark_in_a_real_venv_without_torch_fails_as_broken(tmp_path):
 def test_benchmark_without_a_gpu_skips_with_the_reason_and_saves_nothing(tmp_path):
     root = venv_root(venv_with_torch(tmp_path, NO_GPU_TORCH))
     save_path = str(tmp_path / "baseline.json")
-    request = B.BenchmarkRequest(path=root, baseline={"matmul_tflops": 780.0}, save_path=save_path, command=("/bin/true",),
-                                 command_regex="x ([0-9]+)")
-    outcome = B.benchmark(request, SubprocessRunner())
+    request = B.BenchmarkRequest(path=root, baseline={"matmul_tflops": 780.0}, save_path=save_path)
+    runner = RecordingRunner(passthrough=True)
+    outcome = B.benchmark(request, runner)
     assert outcome == B.BenchmarkOutcome(empty_result(versions={"torch": "2.9.1+cu128", "cuda": "12.8"}, baseline={"matmul_tflops": 780.0},
                                                       summary="skipped: " + NO_GPU_REASON), skipped=True, msg="skipped: " + NO_GPU_REASON)
     assert not os.path.exists(save_path)
+    assert len(runner.calls) == 1  # no GPU: the built-in measurement is not repeated
+
+
+def test_benchmark_without_a_gpu_still_runs_the_command_each_repeat(tmp_path):
+    python = venv_with_torch(tmp_path, NO_GPU_TORCH)
+    root = venv_root(python)
+    counter = tmp_path / "count"
+    step = tmp_path / "step.py"
+    # A real workload: each run prints one more than the last (the first run is 100 tokens/s).
+    step.write_text("import pathlib\np = pathlib.Path(%r)\nn = int(p.read_text()) if p.exists() else 99\np.write_text(str(n + 1))\n"
+                    "print('tokens/s: %%d' %% (n + 1))\n" % str(counter), encoding="utf-8")
+    request = B.BenchmarkRequest(path=root, command=(python, str(step)), command_regex=r"tokens/s: (\d+)",
+                                 baseline={"metrics": {"command_throughput": 100.0}, "runs": {"command_throughput": [99.0, 100.0, 101.0]}})
+    runner = RecordingRunner(passthrough=True)
+    outcome = B.benchmark(request, runner)
+    assert not outcome.failed and not outcome.skipped, outcome
+    result = outcome.result
+    assert len(runner.calls) == 4  # one built-in run (no GPU), three command runs
+    assert result["runs"] == {"command_throughput": [100.0, 101.0, 102.0]}
+    assert result["metrics"] == {"command_throughput": 101.0}
+    assert result["spread"] == {"command_throughput": pytest.approx(2.0 / 101.0)}
+    assert result["comparison"] == [{"metric": "command_throughput", "value": 101.0, "baseline": 100.0, "ratio": 1.01,
+                                     "band": pytest.approx(0.02), "verdict": "within noise", "ok": True}]
+    assert result["summary"] == ("built-in benchmark skipped (%s): command_throughput 101.0 /s (1.010x baseline, within noise, "
+                                 "band 2.0%%); compared with the baseline" % NO_GPU_REASON)
 
 
 def test_benchmark_without_a_gpu_fails_when_one_is_required(tmp_path):
     root = venv_root(venv_with_torch(tmp_path, NO_GPU_TORCH))
     outcome = B.benchmark(B.BenchmarkRequest(path=root, require_gpu=True), SubprocessRunner())
-    assert outcome == B.BenchmarkOutcome(empty_result(versions={"torch": "2.9.1+cu128", "cuda": "12.8"}, summary="skipped: " + NO_GPU_REASON),
+    assert outcome == B.BenchmarkOutcome(empty_result(versions={"torch": "2.9.1+cu128", "cuda": "12.8"}),
                                          failed=True, msg="no GPU to benchmark (require_gpu is true): " + NO_GPU_REASON)
 
 
