@@ -9,8 +9,8 @@ Measured with pip 25 and uv 0.13 (docs/FINDINGS.md, CONTAMINATION_SOURCE):
 - pip writes every file fresh, one distribution after another: the package files, then it byte-compiles, then
   INSTALLER, REQUESTED, direct_url.json, and RECORD last. Its span runs from the oldest of its files to the
   newest of those it writes last. A file does not count when it cannot be this install's: a ``.pyc`` (a cache
-  Python rewrites), a path another distribution's RECORD also lists (the last writer's time), a size other than
-  RECORD's, a time after the install's end (a hand edit, a moved venv's rewritten script).
+  Python rewrites), a path another distribution's RECORD also lists unless this one was installed last (the last
+  writer's time), a size other than RECORD's, a time after the install's end (a hand edit, a rewritten script).
 - uv links the package files, METADATA and WHEEL from its cache: they keep the cache's time (often an earlier
   run's). Only what it writes at install carries the install's time: INSTALLER, REQUESTED, direct_url.json,
   uv_cache.json, RECORD and the dist-info folder. Any installer but pip is read that way.
@@ -50,43 +50,54 @@ def read_stamps(dists, locations: dict, stats: Optional[dict] = None, now: Optio
     stat'ed into it); ``now``: this host's clock (a time after it is a jump)."""
     now = time.time() if now is None else now
     stats = {} if stats is None else stats
-    listed: Dict[str, int] = {}
-    for rows in locations.values():
-        for _entry, loc, _problem in rows:
+    own = {dist.dist_info: _own_times(dist, locations.get(dist.dist_info, []), stats) for dist in dists}
+    owners: Dict[str, list] = {}
+    for dist in dists:
+        for _entry, loc, _problem in locations.get(dist.dist_info, []):
             if loc is not None:
-                listed[loc] = listed.get(loc, 0) + 1
-    return {dist.dist_info: _stamp(dist, locations.get(dist.dist_info, []), listed, stats, now) for dist in dists}
+                owners.setdefault(loc, []).append(dist.dist_info)
+    ends = {key: max(times.values()) for key, times in own.items() if times}
+    return {dist.dist_info: _stamp(dist, own[dist.dist_info], locations.get(dist.dist_info, []), owners, ends, stats, now)
+            for dist in dists}
 
 
-def _stamp(dist, rows, listed, stats, now) -> InstallStamp:
+def _own_times(dist, rows, stats) -> Dict[str, float]:
+    """{name: mtime} of what the installer writes into the dist-info by name, and of the folder ("folder")."""
     if not dist.dist_info.endswith(".dist-info"):
         folder = _mtime(dist.dist_info, stats)
-        return _checked(folder, folder, "egg-info mtime", None, now)
+        return {} if folder is None else {"folder": folder}
     folder_name = os.path.basename(dist.dist_info)
-    own = {}
+    listed = {}
     for entry, loc, _problem in rows:
         head, _sep, name = entry.path.rpartition("/")
         if head == folder_name and name in OWN_FILES and loc is not None:
-            own[name] = loc
-    own_times = {name: _mtime(own.get(name) or os.path.join(dist.dist_info, name), stats) for name in OWN_FILES}
-    own_times = {name: t for name, t in own_times.items() if t is not None}
-    folder_time = _mtime(dist.dist_info, stats)
-    if folder_time is not None:
-        own_times["folder"] = folder_time
-    if not own_times:
+            listed[name] = loc
+    found = {name: _mtime(listed.get(name) or os.path.join(dist.dist_info, name), stats) for name in OWN_FILES}
+    found["folder"] = _mtime(dist.dist_info, stats)
+    return {name: t for name, t in found.items() if t is not None}
+
+
+def _stamp(dist, own, rows, owners, ends, stats, now) -> InstallStamp:
+    if not dist.dist_info.endswith(".dist-info"):
+        return _checked(own.get("folder"), own.get("folder"), "egg-info mtime", None, now)
+    if not own:
         return InstallStamp(None, "", "no INSTALLER, RECORD or dist-info folder time can be read")
-    start, end = min(own_times.values()), max(own_times.values())
+    start, end = min(own.values()), max(own.values())
     evidence = "the files %s writes into its dist-info" % (dist.installer or "its installer")
     if dist.installer in WRITES_EVERY_FILE:
-        written = [t for t in (_written(entry, loc, listed, stats) for entry, loc, _p in rows) if t is not None]
-        start = min([t for t in written if t <= end + _ORDER_SLACK] + [start])
+        written = [_written(dist, entry, loc, owners, ends, stats) for entry, loc, _p in rows]
+        start = min([t for t in written if t is not None and t <= end + _ORDER_SLACK] + [start])
         evidence = "every file pip wrote"
-    return _checked(start, end, evidence, own_times.get("INSTALLER"), now, own_times.get("RECORD"))
+    return _checked(start, end, evidence, own.get("INSTALLER"), now, own.get("RECORD"))
 
 
-def _written(entry, loc, listed, stats) -> Optional[float]:
-    """The mtime of a file this install wrote, or None when it may be another writer's."""
-    if loc is None or listed.get(loc, 0) != 1 or entry.path.endswith(".pyc"):
+def _written(dist, entry, loc, owners, ends, stats) -> Optional[float]:
+    """The mtime of a file this install wrote, or None when it may be another writer's: a path other distributions
+    list too counts only for the one installed last (its writer)."""
+    if loc is None or entry.path.endswith(".pyc"):
+        return None
+    mine = ends.get(dist.dist_info)
+    if len(owners.get(loc, ())) > 1 and (mine is None or any(ends.get(o, mine) > mine for o in owners[loc])):
         return None
     found = _stat(loc, stats)
     if found is None or isinstance(found, OSError) or (entry.size is not None and found.st_size != entry.size):

@@ -50,14 +50,14 @@ def test_pip_spans_its_first_to_its_last_file_uv_only_what_it_writes_itself(tmp_
 
 
 def test_files_that_may_be_another_writers_do_not_count(tmp_path):
-    """A .pyc (Python rewrites it), a path two RECORDs list (the last writer's time), a size other than RECORD's,
-    a time after the install's end (a hand edit): none moves pip's start."""
+    """A .pyc (Python rewrites it), a size other than RECORD's, a time after the install's end (a hand edit), a path
+    a distribution installed later lists too (uv linked it from a cache filled before): none moves pip's start."""
     files = {"a/__init__.py": b"x = 1\n", "a/__pycache__/__init__.cpython-311.pyc": b"pyc", "nvidia/__init__.py": b"",
              "a/edited.py": b"1234", "a/later.py": b"5678"}
     folder = installed(tmp_path, "a", "pip", files, T + 10, T + 20)
-    installed(tmp_path, "b", "pip", {"nvidia/__init__.py": b"", "b/__init__.py": b""}, T + 100, T + 110)
+    installed(tmp_path, "b", "uv", {"nvidia/__init__.py": b"", "b/__init__.py": b""}, T + 5, T + 110)
     at(str(tmp_path / "a" / "__pycache__" / "__init__.cpython-311.pyc"), T)
-    at(str(tmp_path / "nvidia" / "__init__.py"), T + 1)
+    at(str(tmp_path / "nvidia" / "__init__.py"), T + 5)
     with open(str(tmp_path / "a" / "edited.py"), "wb") as handle:
         handle.write(b"12345")
     at(str(tmp_path / "a" / "edited.py"), T + 2)
@@ -65,7 +65,16 @@ def test_files_that_may_be_another_writers_do_not_count(tmp_path):
     at(folder, T + 20)
     found = stamps(tmp_path)
     assert (found["a-1.0.dist-info"].time, found["a-1.0.dist-info"].end) == (T + 10, T + 20)
-    assert (found["b-1.0.dist-info"].time, found["b-1.0.dist-info"].end) == (T + 100, T + 110)
+    assert (found["b-1.0.dist-info"].time, found["b-1.0.dist-info"].end) == (T + 110, T + 110)
+
+
+def test_a_path_two_records_list_counts_for_the_one_installed_last(tmp_path):
+    """The cu12 four force-reinstalled over the cu13 four: the shared libraries are the cu12 install's writes."""
+    installed(tmp_path, "cu13", "pip", {"nvidia/cudnn/lib/libcudnn.so.9": b"13", "cu13/x.py": b""}, T + 100, T + 110)
+    installed(tmp_path, "cu12", "pip", {"nvidia/cudnn/lib/libcudnn.so.9": b"12", "cu12/x.py": b""}, T + 202, T + 210)
+    at(str(tmp_path / "nvidia" / "cudnn" / "lib" / "libcudnn.so.9"), T + 195)  # the first file the cu12 install wrote
+    found = stamps(tmp_path)
+    assert (found["cu12-1.0.dist-info"].time, found["cu13-1.0.dist-info"].time) == (T + 195, T + 100)
 
 
 def test_the_record_checks_stats_are_reused_not_read_again(tmp_path):
