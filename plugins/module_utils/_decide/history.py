@@ -32,6 +32,7 @@ OVERLAP = 0.02  # seconds two of pip's spans may share (a coarse clock's tick) a
 MAX_STRETCHES = 3  # stretches of one installer a stretch of writing may hold and still be runs told apart
 SEQUENTIAL = frozenset(("pip",))  # installers that write one distribution after another
 UNKNOWN = "unknown"
+BY_NAME = frozenset(("pip",))  # installers whose REQUESTED marks only what was asked for by name
 # What REQUESTED means, per installer (measured with pip 25 and uv 0.13; astral-sh/uv#13278).
 REQUESTED_MEANS = {
     "pip": "asked for by name: pip writes REQUESTED only for what its command line named",
@@ -58,6 +59,7 @@ class Transaction:
             "distributions": [d.label for d in self.members],
             "requested": [d.label for d in self.members if d.requested],
             "requested_means": requested_means(self.installer),
+            "requested_by_name": self.installer in BY_NAME,
         }
         if self.end is not None and self.time is not None:
             result["duration"] = round(self.end - self.time, 3)
@@ -73,7 +75,7 @@ def requested_means(installer: str) -> str:
 
 def asked_by_name(dist) -> bool:
     """Whether ``dist`` was asked for by name: only pip's REQUESTED says so (uv marks every distribution)."""
-    return bool(dist.requested) and dist.installer == "pip"
+    return bool(dist.requested) and dist.installer in BY_NAME
 
 
 def transactions(dists, stamps) -> List[Transaction]:

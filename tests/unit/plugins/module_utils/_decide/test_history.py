@@ -67,6 +67,7 @@ def test_an_installer_change_is_a_new_run_even_without_a_pause():
         "asked for by name: pip writes REQUESTED only for what its command line named",
         "installed by uv; uv marks every distribution requested",
         "asked for by name: pip writes REQUESTED only for what its command line named"]
+    assert [t["requested_by_name"] for t in result] == [True, False, True]
 
 
 def test_installers_handing_over_quicker_than_a_process_starts_are_unknown():
