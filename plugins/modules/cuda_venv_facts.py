@@ -200,7 +200,7 @@ ansible_facts:
               (what REQUESTED says for that installer - pip marks what was asked for by name, uv every distribution),
               C(requested_by_name) (true for pip only) and C(duration).
             - A distribution's install spans the files it wrote (pip - every file; uv - its dist-info files); a run ends
-              after 0.5 s with nothing written or where the installer changes (docs/FINDINGS.md, CONTAMINATION_SOURCE).
+              after 1 s with nothing written or where the installer changes (docs/FINDINGS.md, CONTAMINATION_SOURCE).
           type: list
           elements: dict
           returned: always

@@ -1,5 +1,5 @@
 """Acceptance on real wheels: the incident's uv history (issue 29), torch 2.9.1, then torch 2.14.1 (the CUDA 13
-attempt), then torch 2.9.1 again (the revert), each `uv pip install` a second or two after the last, as a person
+attempt), then torch 2.9.1 again (the revert), each `uv pip install` 1.5 or 2 s after the last, as a person
 types them. uv links a 2.5 GB torch from its cache in about a second: the three runs must stay three.
 
 Opt-in with the rest of the suite (``make acceptance``); the venv lives beside uv's cache and is removed after.
@@ -16,7 +16,7 @@ from tests.scenarios.scenario_tools import run_module
 
 pytestmark = pytest.mark.skipif(not enabled(), reason="opt-in: real torch wheels (about 8.0 GB); run `make acceptance`")
 
-PAUSES = (1.0, 2.0, 0.0)  # seconds after each install; more than the history's IDLE (0.5 s)
+PAUSES = (1.5, 2.0, 0.0)  # seconds after each install; more than the history's IDLE (1 s)
 
 
 def label(dist_info):

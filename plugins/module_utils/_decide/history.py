@@ -26,7 +26,7 @@ from typing import List, Optional
 
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._read.install_times import iso_time
 
-IDLE = 0.5  # seconds with nothing written that end a stretch of writing (a run); measured: docs/FINDINGS.md
+IDLE = 1.0  # seconds with nothing written that end a stretch of writing (a run); measured: docs/FINDINGS.md
 HANDOVER = 0.05  # seconds at least between two installers' runs: the next one starts a process and resolves first
 OVERLAP = 0.02  # seconds two of pip's spans may share (a coarse clock's tick) and still be one after the other
 MAX_STRETCHES = 3  # stretches of one installer a stretch of writing may hold and still be runs told apart

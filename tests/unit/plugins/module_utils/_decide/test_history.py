@@ -9,7 +9,7 @@ from dataclasses import replace
 
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._decide.history import (
     HANDOVER, IDLE, OVERLAP, asked_by_name, requested_means, transactions)
-from ansible_collections.gpuops.cuda_venv.plugins.module_utils._read.install_times import InstallStamp
+from ansible_collections.gpuops.cuda_venv.plugins.module_utils._read.install_times import InstallStamp, iso_time
 from ansible_collections.gpuops.cuda_venv.tests.unit.plugins.module_utils.observations import dist
 
 T = 1780000000.125
@@ -33,13 +33,14 @@ def table(dists, stamps):
 def test_a_run_lasts_while_something_is_written_however_long_a_wheel_takes():
     """pip: a 40 s wheel (unpacked, then byte-compiled) between two small ones is one run; a pause longer than IDLE
     after it starts the next run, whatever the size of what comes next."""
-    dists, stamps = run(("late", "pip", T + 45 + IDLE + 0.015, T + 46, True),
+    late = T + 45 + IDLE + 0.015
+    dists, stamps = run(("late", "pip", late, late + 0.5, True),
                         ("torch", "pip", T, T + 0.5, True), ("nvidia-cudnn-cu12", "pip", T + 0.5, T + 40.5, False),
                         ("filelock", "pip", T + 40.5 + IDLE, T + 45, False))
     assert table(dists, stamps) == [
         (1, "2026-05-28T20:26:40.125Z", "pip", ["torch 1.0", "nvidia-cudnn-cu12 1.0", "filelock 1.0"], ["torch 1.0"]),
-        (2, "2026-05-28T20:27:25.640Z", "pip", ["late 1.0"], ["late 1.0"])]
-    assert [t.as_dict()["duration"] for t in transactions(dists, stamps)] == [45, 0.485]
+        (2, iso_time(late), "pip", ["late 1.0"], ["late 1.0"])]
+    assert [t.as_dict()["duration"] for t in transactions(dists, stamps)] == [45, 0.5]
 
 
 def test_uv_runs_a_second_apart_are_three_runs_however_large_their_records():
