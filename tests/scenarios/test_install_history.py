@@ -2,7 +2,7 @@
 sequence on stand-in wheels, offline; cuda_venv_facts through Ansible.
 
 Commands come 1.5 to 3 s apart, as a person's do (a run ends after _decide/history.IDLE with nothing written:
-docs/FINDINGS.md). Large stand-ins (torch and the cu12 cuDNN swollen by hundreds of MB of zeros, a wheel of 2 MB of
+docs/FINDINGS.md). Large stand-ins (torch and triton swollen by hundreds of MB of zeros, a wheel of 2 MB of
 Python) make pip write and byte-compile for seconds while uv links them at once (the former rule, which allowed a gap
 by RECORD size, merged the CUDA 13 attempt with the revert, split pip's one install, merged the partial fix). Every venv is removed after its
 tests.
@@ -30,7 +30,7 @@ from ansible_collections.gpuops.cuda_venv.tests.support.wheel_helpers import mak
 TORCH_TAG = "py3-none-any"  # the stand-in torch wheels
 CACHE = os.environ.get("CUDA_VENV_STANDIN_CACHE", os.path.join(ROOT, "build", "standin-cache"))
 TORCH_MB = 200  # the real torch wheels install 4-6 GB; what matters is that pip takes seconds and uv does not
-LIB_MB = 100  # triton's and the cu12 cuDNN's
+LIB_MB = 100  # triton's
 CU13_FOUR = ["nvidia-cudnn-cu13==9.24.0.43", "nvidia-cusparselt-cu13==0.8.1", "nvidia-nccl-cu13==2.30.7",
              "nvidia-nvshmem-cu13==3.4.5"]  # the incident's (../shared/FACTS.md §1)
 CU12_FOUR = ["nvidia-cudnn-cu12==9.10.2.21", "nvidia-cusparselt-cu12==0.7.1", "nvidia-nccl-cu12==2.27.5",
@@ -82,13 +82,13 @@ def swollen(src, dest, megabytes):
 def wheels(tmp_path_factory):
     """(cu12 wheelhouse, cu13 wheelhouse, extras, heavy): the stand-in stacks, sglang-kernel 0.3.21 (requires the cu13
     cuDNN) and sglang-kernel 0.4.10, which requires torch==2.14.1 as the real one does (../shared/FACTS.md §8), and
-    (cu12, cu13, bigpy): the stacks with torch at TORCH_MB, triton and the cu12 cuDNN at LIB_MB, and the
-    compile-heavy wheel."""
+    (cu12, cu13, bigpy): the stacks with torch at TORCH_MB and triton at LIB_MB, and the compile-heavy wheel. The
+    cu12 cuDNN stays small: reinstalled later, its first install leaves a hole no file fills (docs/FINDINGS.md)."""
     base = tmp_path_factory.mktemp("wheels")
     extras = build_extra_wheels(["sglang-kernel"], base / "extras", cache=CACHE)
     make_wheel(str(extras), "sglang-kernel", "0.4.10", {"sglang_kernel/__init__.py": b""}, requires=["torch==2.14.1"])
     cu12, cu13 = build_wheelhouse("cu128", base / "cu12", cache=CACHE), build_wheelhouse("cu130", base / "cu13", cache=CACHE)
-    heavy = (swollen(cu12, str(base / "cu12-heavy"), {"torch": TORCH_MB, "triton": LIB_MB, "nvidia_cudnn_cu12": LIB_MB}),
+    heavy = (swollen(cu12, str(base / "cu12-heavy"), {"torch": TORCH_MB, "triton": LIB_MB}),
              swollen(cu13, str(base / "cu13-heavy"), {"torch": TORCH_MB, "triton": LIB_MB}), heavy_python(str(base / "bigpy")))
     yield cu12, cu13, extras, heavy
     shutil.rmtree(str(base))
@@ -262,7 +262,7 @@ def test_a_copy_that_reset_the_times_gives_unknown_and_names_candidates_without_
     subprocess.run(["cp", "-r", str(pip_venv), str(copy)], check=True)  # one installer only
     history = facts(tmp_path, copy)["history"]
     assert [(t["number"], t["time"], t["installer"]) for t in history] == [(1, "unknown", "pip")]
-    assert "pip wrote " in history[0]["reason"] and " at once (" in history[0]["reason"]
+    assert "reset" in history[0]["reason"] and "copy" in history[0]["reason"], history[0]["reason"]
     shutil.rmtree(str(copy))
 
 

@@ -15,7 +15,8 @@ Pure: a function of the distributions and the span each install wrote (``_read/i
 - otherwise the stretch is "unknown": installers taking turns more often, or handing over quicker than a process
   starts, or writing at once (spans that overlap), or two of pip's distributions written at once (pip writes one
   after another): times a copy reset, or runs too close to tell apart; several distributions with one identical
-  whole-second time (set by a tool: touch, tar, a copy with a fixed time); a span the reader could not trust.
+  whole-second time (set by a tool: touch, tar, a copy with a fixed time); a span the reader could not trust (a
+  stretch holding one whose times are out of order is unknown as a whole).
 Transactions come oldest first; those of unknown time last, one per installer.
 """
 
@@ -80,18 +81,21 @@ def asked_by_name(dist) -> bool:
 
 def transactions(dists, stamps) -> List[Transaction]:
     """The transactions, oldest first, those of unknown time last."""
-    known, unknown = [], []
+    known, unknown, untrusted = [], [], {}
     for dist in dists:
         stamp = stamps.get(dist.dist_info)
         if stamp is None or stamp.time is None:
             unknown.append((dist, stamp.problem if stamp is not None and stamp.problem else "no install time"))
         else:
             known.append((stamp.time, stamp.until, dist))
+            if stamp.problem:  # times out of order: they place it, but its stretch cannot be told apart
+                untrusted[dist.dist_info] = stamp.problem
     known.sort(key=lambda item: (item[0], item[1], item[2].key))
     runs = []
     for stretch in _stretches_of_writing(known):
         by_installer = _by_installer(stretch)
-        why = (_same_second(stretch) or _at_once(stretch) or
+        why = (next((untrusted[d.dist_info] for _s, _e, d in stretch if d.dist_info in untrusted), None) or
+               _same_second(stretch) or _at_once(stretch) or
                (_taking_turns(stretch, by_installer) if len(by_installer) > MAX_STRETCHES else None))
         if why:
             unknown.extend((dist, why) for _s, _e, dist in stretch)

@@ -10,7 +10,9 @@ Measured with pip 25 and uv 0.13 (docs/FINDINGS.md, CONTAMINATION_SOURCE):
   INSTALLER, REQUESTED, direct_url.json, and RECORD last. Its span runs from the oldest of its files to the
   newest of those it writes last. A file does not count when it cannot be this install's: a ``.pyc`` (a cache
   Python rewrites), a path another distribution's RECORD also lists unless this one was installed last (the last
-  writer's time), a size other than RECORD's, a time after the install's end (a hand edit, a rewritten script).
+  writer's time), a size other than RECORD's, a time more than a second after the install's end (a hand edit, a
+  rewritten script). A file written after INSTALLER within that second puts the times out of order: a copy wrote
+  the package after the dist-info (the span is kept, with the problem).
 - uv links the package files, METADATA and WHEEL from its cache: they keep the cache's time (often an earlier
   run's). Only what it writes at install carries the install's time: INSTALLER, REQUESTED, direct_url.json,
   uv_cache.json, RECORD and the dist-info folder. Any installer but pip is read that way.
@@ -26,6 +28,7 @@ from typing import Dict, Optional
 
 FUTURE_SLACK = 300.0  # seconds a time may lie after this host's clock (another host's clock wrote it) before it is a jump
 _ORDER_SLACK = 1.0  # RECORD written more than this before INSTALLER: the times are out of order (RECORD comes last)
+_TICK = 0.01  # seconds of a coarse clock: a file pip wrote before INSTALLER may carry INSTALLER's tick
 OWN_FILES = ("INSTALLER", "REQUESTED", "direct_url.json", "uv_cache.json", "RECORD")  # written at install, by name
 WRITES_EVERY_FILE = frozenset(("pip",))  # installers whose package files carry the install's time
 
@@ -36,7 +39,7 @@ class InstallStamp:
 
     time: Optional[float]  # seconds since the epoch of the first file it wrote; None when nothing tells it
     evidence: str  # what the times were read from
-    problem: Optional[str] = None  # why the time cannot be trusted (then time is None)
+    problem: Optional[str] = None  # why the times cannot be trusted: time is None, or kept where they are out of order
     end: Optional[float] = None  # the last file it wrote (None: ``time``)
 
     @property
@@ -84,11 +87,19 @@ def _stamp(dist, own, rows, owners, ends, stats, now) -> InstallStamp:
         return InstallStamp(None, "", "no INSTALLER, RECORD or dist-info folder time can be read")
     start, end = min(own.values()), max(own.values())
     evidence = "the files %s writes into its dist-info" % (dist.installer or "its installer")
+    after = None
     if dist.installer in WRITES_EVERY_FILE:
-        written = [_written(dist, entry, loc, owners, ends, stats) for entry, loc, _p in rows]
-        start = min([t for t in written if t is not None and t <= end + _ORDER_SLACK] + [start])
+        written = [(_written(dist, entry, loc, owners, ends, stats), entry.path) for entry, loc, _p in rows]
+        start = min([t for t, _path in written if t is not None and t <= end + _ORDER_SLACK] + [start])
         evidence = "every file pip wrote"
-    return _checked(start, end, evidence, own.get("INSTALLER"), now, own.get("RECORD"))
+        installer = own.get("INSTALLER")
+        after = next((path for t, path in written if installer is not None and t is not None and
+                      installer + _TICK < t <= end + _ORDER_SLACK and path.rpartition("/")[2] not in OWN_FILES), None)
+    stamp = _checked(start, end, evidence, own.get("INSTALLER"), now, own.get("RECORD"))
+    if after is not None and stamp.problem is None:
+        return InstallStamp(start, evidence, "%s was written after INSTALLER (%s), which pip writes after every file: the "
+                            "times are out of order (a copy reset them?)" % (after, iso_time(own["INSTALLER"])), end)
+    return stamp
 
 
 def _written(dist, entry, loc, owners, ends, stats) -> Optional[float]:
@@ -112,8 +123,8 @@ def _checked(start, end, evidence, installer, now, record=None) -> InstallStamp:
         return InstallStamp(None, evidence, "the install's last write (%s) is at %s, after this host's clock (%s): a clock jumped" % (
             evidence, iso_time(end), iso_time(now)))
     if record is not None and installer is not None and record < installer - _ORDER_SLACK:
-        return InstallStamp(None, evidence, "RECORD (%s) is older than INSTALLER (%s), which installers write first: "
-                            "the times are out of order" % (iso_time(record), iso_time(installer)))
+        return InstallStamp(start, evidence, "RECORD (%s) is older than INSTALLER (%s), which installers write first: "
+                            "the times are out of order" % (iso_time(record), iso_time(installer)), end)
     return InstallStamp(start, evidence, None, end)
 
 

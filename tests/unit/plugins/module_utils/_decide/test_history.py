@@ -136,6 +136,15 @@ def test_an_untrusted_stamp_is_unknown_with_its_reason_and_no_installer_reads_un
     assert transactions([], {}) == []
 
 
+def test_a_stretch_holding_a_span_out_of_order_is_unknown_as_a_whole():
+    dists, stamps = run(("a", "pip", T, T + 1, True), ("b", "pip", T + 1, T + 2, True), ("c", "pip", T + 60, T + 61, True))
+    stamps[dists[1].dist_info] = InstallStamp(T + 1, "every file pip wrote", "b/x.py was written after INSTALLER", T + 2)
+    result = [x.as_dict() for x in transactions(dists, stamps)]
+    assert [(t["number"], t["time"], t["distributions"], t.get("reason")) for t in result] == [
+        (1, "2026-05-28T20:27:40.125Z", ["c 1.0"], None),
+        (2, "unknown", ["a 1.0", "b 1.0"], "b/x.py was written after INSTALLER")]
+
+
 def test_only_pips_requested_says_asked_for_by_name():
     assert [asked_by_name(replace(dist("a", "1", installer=i), requested=r))
             for i, r in (("pip", True), ("pip", False), ("uv", True), ("poetry", True), (None, True))] == [

@@ -122,11 +122,25 @@ def test_record_older_than_installer_is_out_of_order(tmp_path):
         at(path, T)
     at(os.path.join(folder, "RECORD"), T - 1.5)
     stamp = stamps(tmp_path)["a-1.dist-info"]
-    assert stamp.time is None
+    assert (stamp.time, stamp.end) == (T - 1.5, T)  # kept: the history marks its stretch unknown
     assert stamp.problem == ("RECORD (%s) is older than INSTALLER (%s), which installers write first: the times are "
                              "out of order" % (iso_time(T - 1.5), iso_time(T)))
     at(os.path.join(folder, "RECORD"), T - 0.5)  # within the slack: same jiffy, coarse clocks
     assert stamps(tmp_path)["a-1.dist-info"].problem is None
+
+
+def test_a_package_file_written_after_installer_within_a_second_is_a_copys_order(tmp_path):
+    """pip writes INSTALLER after every file; ``cp -r`` writes a package folder after its dist-info as often as not."""
+    installed(tmp_path, "a", "pip", {"a/__init__.py": b"x = 1\n"}, T, T + 1)
+    at(str(tmp_path / "a" / "__init__.py"), T + 1.3)
+    stamp = stamps(tmp_path)["a-1.0.dist-info"]
+    assert (stamp.time, stamp.end, stamp.problem) == (T, T + 1, (
+        "a/__init__.py was written after INSTALLER (%s), which pip writes after every file: the times are out of "
+        "order (a copy reset them?)" % iso_time(T + 1)))
+    at(str(tmp_path / "a" / "__init__.py"), T + 1.005)  # the same coarse clock tick as INSTALLER
+    assert stamps(tmp_path)["a-1.0.dist-info"].problem is None
+    at(str(tmp_path / "a" / "__init__.py"), T + 600)  # a hand edit, long after: not the install's, no disorder
+    assert stamps(tmp_path)["a-1.0.dist-info"] == InstallStamp(T, "every file pip wrote", None, T + 1)
 
 
 def test_iso_time_is_utc_to_the_millisecond():
