@@ -4,7 +4,7 @@ sequence on stand-in wheels, offline; cuda_venv_facts through Ansible.
 Commands come 1.5 to 3 s apart, as a person's do (a run ends after _decide/history.IDLE with nothing written:
 docs/FINDINGS.md). Large stand-ins (torch and triton swollen by hundreds of MB of zeros, a wheel of 2 MB of
 Python) make pip write and byte-compile for seconds while uv links them at once (the former rule, which allowed a gap
-by RECORD size, merged the CUDA 13 attempt with the revert, split pip's one install, merged the partial fix). Every venv is removed after its
+by RECORD size, merged the CUDA 13 attempt with the revert and split pip's one install). Every venv is removed after its
 tests.
 """
 
