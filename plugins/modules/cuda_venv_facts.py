@@ -196,9 +196,11 @@ ansible_facts:
           description:
             - The install transactions rebuilt from the dist-info folders, oldest first; those of unknown time last.
             - Each has C(number), C(time) (ISO 8601 UTC, or C(unknown) with a C(reason)), C(installer),
-              C(distributions) and C(requested) (C(NAME VERSION) strings, REQUESTED marked ones) and C(duration).
-            - A distribution's time is its INSTALLER file's mtime; runs are told apart by gaps and installer changes
-              (docs/FINDINGS.md, CONTAMINATION_SOURCE).
+              C(distributions) and C(requested) (C(NAME VERSION) strings, REQUESTED marked ones), C(requested_means)
+              (what REQUESTED says for that installer - pip marks what was asked for by name, uv every distribution),
+              C(requested_by_name) (true for pip only) and C(duration).
+            - A distribution's install spans the files it wrote (pip - every file; uv - its dist-info files); a run ends
+              after 1 s with nothing written or where the installer changes (docs/FINDINGS.md, CONTAMINATION_SOURCE).
           type: list
           elements: dict
           returned: always
@@ -208,7 +210,9 @@ ansible_facts:
               installer: pip
               distributions: ["sglang-kernel 0.3.21", "nvidia-cudnn-cu13 9.24.0.43"]
               requested: ["sglang-kernel 0.3.21"]
-              duration: 0.021
+              requested_means: "asked for by name: pip writes REQUESTED only for what its command line named"
+              requested_by_name: true
+              duration: 1.021
         contaminants:
           description:
             - The CUDA wheels and consumers nothing declared requires that evidence on disk proves wrong for this venv,

@@ -243,10 +243,8 @@ def _history(facts: dict, graph_id: str) -> str:
         number = transaction.get("number")
         source = sources.get(number)
         bad = set((source or {}).get("details", {}).get("contaminants") or [])
-        requested = set(transaction.get("requested") or [])
-        members = transaction.get("distributions") or []
-        if len(members) > 1 and requested >= set(members):
-            requested = set()  # uv writes REQUESTED into every dist-info: it says nothing here
+        # only where REQUESTED marks what was asked for by name (pip's; uv writes it into every dist-info)
+        requested = set(transaction.get("requested") or []) if transaction.get("requested_by_name") else set()
         wheels = []
         for label in transaction.get("distributions") or []:
             text = escape(str(label)) + (" <i>(requested)</i>" if label in requested else "")

@@ -6,7 +6,7 @@
 Benchmark support for gpuops.cuda_venv: not part of the collection's API.
 ``python -m tests.bench._facts_child VENV size|hash ANCHOR [noprobe] [history-cost=FILE]``; needs build/collections
 on PYTHONPATH. ``history-cost=FILE``: append "SECONDS_IN_FACTS SECONDS_IN_THE_HISTORY_STEP" to FILE, the history step
-(the stamps' reading, the grouping, CONTAMINATION_SOURCE) timed again on the run's own observations.
+(the stamps' reading from the RECORD check's stats, the grouping, CONTAMINATION_SOURCE) timed again on the run's own observations.
 """
 
 from __future__ import annotations
@@ -19,8 +19,10 @@ from ansible_collections.gpuops.cuda_venv.plugins.module_utils._decide.contamina
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._decide.diagnose import diagnose
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._decide.facts_report import report
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._decide.history import history_of
+from ansible_collections.gpuops.cuda_venv.plugins.module_utils._read.distributions import locate_entries
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._read.install_times import read_stamps
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._read.observe import FactsOptions, observe
+from ansible_collections.gpuops.cuda_venv.plugins.module_utils._read.record_check import check_all
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._core.runner import SubprocessRunner
 
 
@@ -33,8 +35,11 @@ def main(argv) -> int:
     facts = report(obs, diagnose(obs))
     total = time.perf_counter() - start
     if cost_file:
+        # the stats the RECORD check took, which the facts hand to the stamps: not the history's cost
+        locations, stats = locate_entries(obs.distributions, obs.layout.root), {}
+        check_all(obs.distributions, obs.layout.root, locations=locations, stats=stats)
         start = time.perf_counter()
-        read_stamps(obs.distributions)
+        read_stamps(obs.distributions, locations, stats)
         [t.as_dict() for t in history_of(obs)]
         contamination_source(obs)
         with open(cost_file, "a", encoding="utf-8") as handle:

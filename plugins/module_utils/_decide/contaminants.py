@@ -265,6 +265,6 @@ def _neighbour_why(obs, dist, major, consumer, edges, versions) -> str:
     what = ("a CUDA %s consumer" % major if major is not None else "a CUDA consumer") if consumer else "a CUDA %s wheel" % major
     anchor = [e for e in edges if e.name == obs.options.anchor]
     if anchor:
-        what += " requiring %s (%s %s)" % (anchor[0].requirement.split(";", 1)[0].strip(), obs.options.anchor,
-                                          versions.get(obs.options.anchor))
+        wanted = anchor[0].requirement.split(";", 1)[0].strip()
+        what += " requiring %s (%s %s)" % (wanted, obs.options.anchor, versions.get(obs.options.anchor))
     return what + "; nothing on disk proves it wrong for this venv"

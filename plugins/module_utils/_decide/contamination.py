@@ -26,7 +26,8 @@ from ansible_collections.gpuops.cuda_venv.plugins.module_utils._decide.contamina
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._core.names import canonical_name
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._decide import findings as F
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._decide.findings import Finding
-from ansible_collections.gpuops.cuda_venv.plugins.module_utils._decide.history import UNKNOWN, history_of, transaction_of
+from ansible_collections.gpuops.cuda_venv.plugins.module_utils._decide.history import (
+    UNKNOWN, asked_by_name, history_of, requested_means, transaction_of)
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._read.requirements import closure, marker_env_fallback, version_order
 
 _EXAMPLES = 4
@@ -94,17 +95,18 @@ def _named(requirement: str) -> str:
 def _finding(obs, history, transaction, dists, edges) -> Finding:
     by_key = {d.key: d for d in obs.distributions}
     when = _when(transaction)
+    known = transaction.time is not None
     details = {"transaction": transaction.number, "time": when, "installer": transaction.installer,
-               "contaminants": [d.label for d in dists], "roots": [], "residue": [], "replaced_later": [],
-               "unsatisfied": [], "source_versions": [], "source_failures": []}
+               "contaminants": [d.label for d in dists], "roots": [], "candidates": [], "residue": [],
+               "replaced_later": [], "unsatisfied": [], "source_versions": [], "source_failures": []}
     message = "%d contaminant(s) (%s) were installed by %s %s (transaction %d)" % (
         len(dists), _examples([d.label for d in dists]), transaction.installer, _at(when), transaction.number)
-    if transaction.time is None:
-        message += ", whose time is unknown (%s)" % transaction.reason
+    if not known:
+        message += ", whose time is unknown (%s): the history cannot tell which install brought them" % transaction.reason
     reached: Dict[str, list] = {}  # root key -> [(contaminant, chain)]
     residue = []
     for dist in dists:
-        roots = _roots(dist, edges, by_key, history)
+        roots = _roots(dist, edges, by_key)
         for root, chain in roots:
             reached.setdefault(root.key, []).append((dist, chain))
         if not roots:
@@ -112,12 +114,17 @@ def _finding(obs, history, transaction, dists, edges) -> Finding:
     for key, items in sorted(reached.items()):
         root = by_key[key]
         root_tx = transaction_of(history, root)
-        how, installer, at = _how(root, root_tx), root_tx.installer if root_tx else UNKNOWN, _at(_when(root_tx))
+        how, installer, at = _how(root), root_tx.installer if root_tx else UNKNOWN, _at(_when(root_tx))
         chain = max((c for _d, c in items), key=len)
         details["roots"].append({"distribution": root.label, "requested": how == "requested", "installer": installer,
                                  "time": _when(root_tx), "transaction": root_tx.number if root_tx else None,
                                  "reaches": [d.label for d, _c in items], "chain": chain})
-        if chain:
+        if not known:
+            details["candidates"].append(root.label)
+            message += ". A candidate for %s: %s, %s with %s %s%s" % (
+                _examples([d.label for d, _c in items]), root.label, how, installer, at,
+                ", which requires " + " -> ".join(chain) if chain else ", asked for by name")
+        elif chain:
             message += ". %s: their root is %s, %s with %s %s, which requires %s" % (
                 _examples([d.label for d, _c in items]), root.label, how, installer, at, " -> ".join(chain))
         else:
@@ -131,7 +138,12 @@ def _finding(obs, history, transaction, dists, edges) -> Finding:
                                   for d, e in asks]
         message += (". The other %d (%s): nothing installed today requires them" % (
             len(residue), _examples([d.label for d in residue])) if reached else ". Nothing installed today requires them")
-        message += ": the residue of an install that was undone"
+        unmarked = sorted({d.installer or UNKNOWN for d in residue if d.requested and not asked_by_name(d)})
+        if unmarked:
+            message += ": asked for by name or the residue of an install that was undone (%s: REQUESTED cannot tell)" % (
+                "; ".join(requested_means(i) for i in unmarked))
+        else:
+            message += ": the residue of an install that was undone"
         if obs.source_reading is not None:
             offered = _source_versions(obs, residue, by_key)
             details["source_versions"] = [{"name": o.name, "version": o.version, "source": o.source, "requires": direct,
@@ -149,17 +161,17 @@ def _finding(obs, history, transaction, dists, edges) -> Finding:
         for dist, edge in asks[:_EXAMPLES]:
             tx = transaction_of(history, dist)
             message += "; %s, %s with %s %s, requires %s (installed: %s %s)" % (
-                dist.label, _how(dist, tx), tx.installer if tx else UNKNOWN, _at(_when(tx)), edge.requirement,
+                dist.label, _how(dist), tx.installer if tx else UNKNOWN, _at(_when(tx)), edge.requirement,
                 edge.name, edge.installed)
     return Finding(F.CONTAMINATION_SOURCE, F.WARNING, "transaction %d" % transaction.number, message + ".",
                    "Remove them if no workload of this venv needs them (cuda_venv_repair with prune: cuda), and "
                    "keep their root from pulling them in again (a constraint on %s)." % obs.options.anchor, details)
 
 
-def _roots(dist, edges, by_key, history) -> List[tuple]:
+def _roots(dist, edges, by_key) -> List[tuple]:
     """(root, chain of requirements) for each distribution required by nothing installed whose requirements reach
-    ``dist``. A CUDA library does not pull itself in: a root is asked for by name (REQUESTED, where its installer
-    marks only what was asked for) or is no CUDA library (a consumer, an application)."""
+    ``dist``. A CUDA library does not pull itself in: a root is asked for by name (pip's REQUESTED: uv marks every
+    distribution it installs) or is no CUDA library (a consumer, an application)."""
     required_by: Dict[str, list] = {}
     for edge in edges:
         required_by.setdefault(edge.name, []).append(edge)
@@ -169,7 +181,7 @@ def _roots(dist, edges, by_key, history) -> List[tuple]:
         key, chain = queue.popleft()
         node = by_key.get(key)
         if not required_by.get(key):
-            if node is not None and key not in roots and _can_be_root(node, chain, history):
+            if node is not None and key not in roots and _can_be_root(node, chain):
                 roots[key] = (node, chain)
             continue
         for edge in required_by[key]:
@@ -180,18 +192,8 @@ def _roots(dist, edges, by_key, history) -> List[tuple]:
     return list(roots.values())
 
 
-def _can_be_root(dist, chain, history) -> bool:
-    if dist.requested and requested_is_selective(transaction_of(history, dist)):
-        return True
-    return bool(chain) and not cuda.is_cuda_distribution(dist.key)
-
-
-def requested_is_selective(transaction) -> bool:
-    """Whether REQUESTED tells what was asked for in ``transaction``: uv 0.13 writes it into every dist-info it
-    installs, pip only into those named on its command line."""
-    if transaction is None:
-        return False
-    return len(transaction.members) == 1 or not all(m.requested for m in transaction.members)
+def _can_be_root(dist, chain) -> bool:
+    return asked_by_name(dist) or (bool(chain) and not cuda.is_cuda_distribution(dist.key))
 
 
 def _replaced_later(obs, history, transaction) -> List[tuple]:
@@ -239,8 +241,8 @@ def _unsatisfied(edges, by_key) -> List[tuple]:
     return found
 
 
-def _how(dist, transaction) -> str:
-    return "requested" if dist.requested and requested_is_selective(transaction) else "installed"
+def _how(dist) -> str:
+    return "requested" if asked_by_name(dist) else "installed"
 
 
 def _when(transaction) -> str:

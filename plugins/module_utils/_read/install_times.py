@@ -1,15 +1,22 @@
 # -*- coding: utf-8 -*-
 # Copyright: (c) 2026, gpuops.cuda_venv contributors
 # GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
-"""When each distribution was installed: the times of what the installer itself writes into its dist-info.
+"""When each distribution was installed: the span from the first to the last file its install wrote.
 
 Private to the gpuops.cuda_venv collection: not a public API.
 
-Measured with pip 25 and uv 0.13 (docs/FINDINGS.md, CONTAMINATION_SOURCE): both write INSTALLER and RECORD
-fresh at install (one link, the install's time); uv hard-links METADATA, WHEEL and every package file from
-its cache, so their mtime is the cache's and their ctime moves whenever another venv links them. INSTALLER
-is written once and never rewritten (a repair's RECORD trim rewrites RECORD), so its mtime is the install
-time; RECORD's, then the folder's, stand in when it is missing. Costs two stat calls per dist-info.
+Measured with pip 25 and uv 0.13 (docs/FINDINGS.md, CONTAMINATION_SOURCE):
+- pip writes every file fresh, one distribution after another: the package files, then it byte-compiles, then
+  INSTALLER, REQUESTED, direct_url.json, and RECORD last. Its span runs from the oldest of its files to the
+  newest of those it writes last. A file does not count when it cannot be this install's: a ``.pyc`` (a cache
+  Python rewrites), a path another distribution's RECORD also lists unless this one was installed last (the last
+  writer's time), a size other than RECORD's, a time more than a second after the install's end (a hand edit, a
+  rewritten script). A file written after INSTALLER within that second puts the times out of order: a copy wrote
+  the package after the dist-info (the span is kept, with the problem).
+- uv links the package files, METADATA and WHEEL from its cache: they keep the cache's time (often an earlier
+  run's). Only what it writes at install carries the install's time: INSTALLER, REQUESTED, direct_url.json,
+  uv_cache.json, RECORD and the dist-info folder. Any installer but pip is read that way.
+The times come from the RECORD check's stats (``record_check.check_all(stats=...)``): no file is stat'ed twice.
 """
 
 from __future__ import annotations
@@ -19,57 +26,122 @@ import time
 from dataclasses import dataclass
 from typing import Dict, Optional
 
-# RECORD written more than this before INSTALLER: the times are out of order (installers write INSTALLER first).
-_ORDER_SLACK = 1.0
+FUTURE_SLACK = 300.0  # seconds a time may lie after this host's clock (another host's clock wrote it) before it is a jump
+_ORDER_SLACK = 1.0  # RECORD written more than this before INSTALLER: the times are out of order (RECORD comes last)
+_TICK = 0.01  # seconds of a coarse clock: a file pip wrote before INSTALLER may carry INSTALLER's tick
+OWN_FILES = ("INSTALLER", "REQUESTED", "direct_url.json", "uv_cache.json", "RECORD")  # written at install, by name
+WRITES_EVERY_FILE = frozenset(("pip",))  # installers whose package files carry the install's time
 
 
 @dataclass(frozen=True)
 class InstallStamp:
-    """The install time of one distribution as its dist-info tells it."""
+    """The install of one distribution as its files tell it: from ``time`` to ``end``."""
 
-    time: Optional[float]  # seconds since the epoch; None when nothing tells it
-    evidence: str  # "INSTALLER mtime", "RECORD mtime", "dist-info folder mtime", "egg-info mtime" or ""
-    problem: Optional[str] = None  # why the time cannot be trusted (then time is None)
-    size: int = 0  # bytes RECORD lists: how long writing them may take
+    time: Optional[float]  # seconds since the epoch of the first file it wrote; None when nothing tells it
+    evidence: str  # what the times were read from
+    problem: Optional[str] = None  # why the times cannot be trusted: time is None, or kept where they are out of order
+    end: Optional[float] = None  # the last file it wrote (None: ``time``)
+
+    @property
+    def until(self) -> Optional[float]:
+        return self.time if self.end is None else self.end
 
 
-def read_stamps(dists, now: Optional[float] = None) -> Dict[str, InstallStamp]:
-    """{dist_info: InstallStamp} for every distribution; ``now``: this host's clock (a time after it is a jump)."""
+def read_stamps(dists, locations: dict, stats: Optional[dict] = None, now: Optional[float] = None) -> Dict[str, InstallStamp]:
+    """{dist_info: InstallStamp} for every distribution. ``locations``: ``locate_entries(dists, root)``; ``stats``:
+    {absolute path: os.stat_result, None (absent) or OSError}, as ``check_all`` filled it (paths not in it are
+    stat'ed into it); ``now``: this host's clock (a time after it is a jump)."""
     now = time.time() if now is None else now
-    return {dist.dist_info: _stamp(dist, now) for dist in dists}
+    stats = {} if stats is None else stats
+    own = {dist.dist_info: _own_times(dist, locations.get(dist.dist_info, []), stats) for dist in dists}
+    owners: Dict[str, list] = {}
+    for dist in dists:
+        for _entry, loc, _problem in locations.get(dist.dist_info, []):
+            if loc is not None:
+                owners.setdefault(loc, []).append(dist.dist_info)
+    ends = {key: max(times.values()) for key, times in own.items() if times}
+    return {dist.dist_info: _stamp(dist, own[dist.dist_info], locations.get(dist.dist_info, []), owners, ends, stats, now)
+            for dist in dists}
 
 
-def _stamp(dist, now: float) -> InstallStamp:
-    size = sum(entry.size or 0 for entry in dist.entries)
+def _own_times(dist, rows, stats) -> Dict[str, float]:
+    """{name: mtime} of what the installer writes into the dist-info by name, and of the folder ("folder")."""
     if not dist.dist_info.endswith(".dist-info"):
-        found = _mtime(dist.dist_info)
-        return _checked(found, "egg-info mtime", None, size, now)
-    installer = _mtime(os.path.join(dist.dist_info, "INSTALLER"))
-    record = _mtime(os.path.join(dist.dist_info, "RECORD"))
-    if installer is not None:
-        return _checked(installer, "INSTALLER mtime", record, size, now)
-    if record is not None:
-        return _checked(record, "RECORD mtime", None, size, now)
-    return _checked(_mtime(dist.dist_info), "dist-info folder mtime", None, size, now)
+        folder = _mtime(dist.dist_info, stats)
+        return {} if folder is None else {"folder": folder}
+    folder_name = os.path.basename(dist.dist_info)
+    listed = {}
+    for entry, loc, _problem in rows:
+        head, _sep, name = entry.path.rpartition("/")
+        if head == folder_name and name in OWN_FILES and loc is not None:
+            listed[name] = loc
+    found = {name: _mtime(listed.get(name) or os.path.join(dist.dist_info, name), stats) for name in OWN_FILES}
+    found["folder"] = _mtime(dist.dist_info, stats)
+    return {name: t for name, t in found.items() if t is not None}
 
 
-def _checked(found: Optional[float], evidence: str, record: Optional[float], size: int, now: float) -> InstallStamp:
-    if found is None:
-        return InstallStamp(None, "", "no INSTALLER, RECORD or folder time can be read", size)
-    if found > now + 300:
-        return InstallStamp(None, evidence, "%s is %s, after this host's clock (%s): a clock jumped" % (
-            evidence, iso_time(found), iso_time(now)), size)
-    if record is not None and record < found - _ORDER_SLACK:
-        return InstallStamp(None, evidence, "RECORD (%s) is older than INSTALLER (%s), which installers write first: "
-                            "the times are out of order" % (iso_time(record), iso_time(found)), size)
-    return InstallStamp(found, evidence, None, size)
+def _stamp(dist, own, rows, owners, ends, stats, now) -> InstallStamp:
+    if not dist.dist_info.endswith(".dist-info"):
+        return _checked(own.get("folder"), own.get("folder"), "egg-info mtime", None, now)
+    if not own:
+        return InstallStamp(None, "", "no INSTALLER, RECORD or dist-info folder time can be read")
+    start, end = min(own.values()), max(own.values())
+    evidence = "the files %s writes into its dist-info" % (dist.installer or "its installer")
+    after = None
+    if dist.installer in WRITES_EVERY_FILE:
+        written = [(_written(dist, entry, loc, owners, ends, stats), entry.path) for entry, loc, _p in rows]
+        start = min([t for t, _path in written if t is not None and t <= end + _ORDER_SLACK] + [start])
+        evidence = "every file pip wrote"
+        installer = own.get("INSTALLER")
+        after = next((path for t, path in written if installer is not None and t is not None and
+                      installer + _TICK < t <= end + _ORDER_SLACK and path.rpartition("/")[2] not in OWN_FILES), None)
+    stamp = _checked(start, end, evidence, own.get("INSTALLER"), now, own.get("RECORD"))
+    if after is not None and stamp.problem is None:
+        return InstallStamp(start, evidence, "%s was written after INSTALLER (%s), which pip writes after every file: the "
+                            "times are out of order (a copy reset them?)" % (after, iso_time(own["INSTALLER"])), end)
+    return stamp
 
 
-def _mtime(path: str) -> Optional[float]:
-    try:
-        return os.stat(path).st_mtime
-    except OSError:
+def _written(dist, entry, loc, owners, ends, stats) -> Optional[float]:
+    """The mtime of a file this install wrote, or None when it may be another writer's: a path other distributions
+    list too counts only for the one installed last (its writer)."""
+    if loc is None or entry.path.endswith(".pyc"):
         return None
+    mine = ends.get(dist.dist_info)
+    if len(owners.get(loc, ())) > 1 and (mine is None or any(ends.get(o, mine) > mine for o in owners[loc])):
+        return None
+    found = _stat(loc, stats)
+    if found is None or isinstance(found, OSError) or (entry.size is not None and found.st_size != entry.size):
+        return None
+    return found.st_mtime
+
+
+def _checked(start, end, evidence, installer, now, record=None) -> InstallStamp:
+    if start is None:
+        return InstallStamp(None, "", "no %s can be read" % evidence)
+    if end > now + FUTURE_SLACK:
+        return InstallStamp(None, evidence, "the install's last write (%s) is at %s, after this host's clock (%s): a clock jumped" % (
+            evidence, iso_time(end), iso_time(now)))
+    if record is not None and installer is not None and record < installer - _ORDER_SLACK:
+        return InstallStamp(start, evidence, "RECORD (%s) is older than INSTALLER (%s), which installers write first: "
+                            "the times are out of order" % (iso_time(record), iso_time(installer)), end)
+    return InstallStamp(start, evidence, None, end)
+
+
+def _stat(path: str, stats: dict):
+    if path not in stats:
+        try:
+            stats[path] = os.stat(path)
+        except (FileNotFoundError, NotADirectoryError):
+            stats[path] = None
+        except OSError as exc:
+            stats[path] = exc
+    return stats[path]
+
+
+def _mtime(path: str, stats: dict) -> Optional[float]:
+    found = _stat(path, stats)
+    return None if found is None or isinstance(found, OSError) else found.st_mtime
 
 
 def iso_time(seconds: float) -> str:

@@ -143,8 +143,9 @@ def observe(options: FactsOptions, runner: Runner, loader: Optional[LoaderConfig
 
 def _read_disk(options, layout, interpreter, site_packages, dists, module, loader) -> Observations:
     digests: dict = {}
+    stats: dict = {}
     locations = locate_entries(dists, layout.root)
-    file_states = check_all(dists, layout.root, options.verify, digests=digests, locations=locations)
+    file_states = check_all(dists, layout.root, options.verify, digests=digests, locations=locations, stats=stats)
     file_states, scripts = check_scripts(dists, layout, locations, file_states, options.judged_as)
     conflicts = find_conflicts(dists, layout.root, digests=digests, locations=locations)
     owner_index, unsafe = _index_owners(dists, locations)
@@ -164,7 +165,7 @@ def _read_disk(options, layout, interpreter, site_packages, dists, module, loade
         majors=majors, objects=objects, unsafe_entries=unsafe, loader=loader, entry_points=entry_points,
         preloaded=preloaded, import_graph=import_graph, other_resolutions=other, requirements=requirements,
         probe=None, gpu=gpu, owner_index=owner_index, digests=digests, scripts=scripts, shadowed=shadowed,
-        guard=read_guard(os.path.join(layout.root, STATE_DIR)), stamps=read_stamps(dists))
+        guard=read_guard(os.path.join(layout.root, STATE_DIR)), stamps=read_stamps(dists, locations, stats))
 
 
 def each_resolution(import_graph, other):

@@ -76,7 +76,7 @@ def record_digest(digest) -> str:
 
 
 def check_all(dists, venv_root: str, mode: str = "size", workers: Optional[int] = None, digests: Optional[dict] = None,
-              locations: Optional[dict] = None) -> dict:
+              locations: Optional[dict] = None, stats: Optional[dict] = None) -> dict:
     """{dist_info: FileState} for every distribution.
 
     ``size`` mode only stats files (one thread). ``hash`` mode also hashes every
@@ -84,12 +84,13 @@ def check_all(dists, venv_root: str, mode: str = "size", workers: Optional[int] 
     largest first; hashlib releases the GIL on large updates. Pass a dict as
     ``digests`` to receive {(abs_path, algorithm): digest}; digests already in
     it are reused, and find_conflicts() can reuse them too. ``locations``: what
-    locate_entries() returned for ``dists``, when the caller has it.
+    locate_entries() returned for ``dists``, when the caller has it. Pass a dict as ``stats`` to receive
+    {abs_path: os.stat_result, None (absent) or OSError} of every entry (the install times read them).
     """
     if mode not in MODES:
         raise ValueError("mode must be 'size' or 'hash', got %r" % (mode,))
     digests = {} if digests is None else digests
-    stats = {}
+    stats = {} if stats is None else stats
     locations = locations if locations is not None else locate_entries(dists, venv_root)
     plans = [(dist, [_plan(entry, loc, mode, stats) for entry, loc, _problem in locations[dist.dist_info]])
              for dist in dists]

@@ -198,14 +198,15 @@ def history_facts():
     """facts() with its install history: the cu13 NCCL came with sglang-kernel in transaction 2."""
     result = facts()
     result["history"] = [
-        {"number": 1, "time": "2026-12-01T10:00:00.000Z", "installer": "uv", "distributions": ["torch 2.9.1"],
-         "requested": ["torch 2.9.1"]},
-        {"number": 4, "time": "2026-12-03T10:00:00.000Z", "installer": "uv", "distributions": ["a 1", "b 1"],
-         "requested": ["a 1", "b 1"]},
+        {"number": 1, "time": "2026-12-01T10:00:00.000Z", "installer": "pip", "distributions": ["torch 2.9.1"],
+         "requested": ["torch 2.9.1"], "requested_by_name": True},
+        {"number": 4, "time": "2026-12-03T10:00:00.000Z", "installer": "uv", "distributions": ["a 1"],
+         "requested": ["a 1"], "requested_by_name": False},
         {"number": 2, "time": "2026-12-02T10:00:00.000Z", "installer": "pip",
-         "distributions": ["sglang-kernel 0.3.21", "nvidia-nccl-cu13 2.30.7"], "requested": ["sglang-kernel 0.3.21"]},
+         "distributions": ["sglang-kernel 0.3.21", "nvidia-nccl-cu13 2.30.7"], "requested": ["sglang-kernel 0.3.21"],
+         "requested_by_name": True},
         {"number": 3, "time": "unknown", "installer": "pip", "distributions": [EVIL], "requested": [],
-         "reason": "a clock jumped"}]
+         "requested_by_name": True, "reason": "a clock jumped"}]
     result["findings"].append({"code": "CONTAMINATION_SOURCE", "severity": "warning", "subject": "transaction 2",
                                "message": "from sglang-kernel", "details": {
                                    "transaction": 2, "contaminants": ["nvidia-nccl-cu13 2.30.7", "sglang-kernel 0.3.21"]}})
@@ -221,7 +222,7 @@ def test_the_history_marks_the_contaminating_transaction_and_links_its_wheels_to
     table = table[:table.index("</table>")]
     rows = table.split('<tr class="transaction')[1:]
     assert [r.split('"', 1)[0] for r in rows] == ["", "", " contaminating", ""]
-    assert rows[1].endswith("<td>a 1, b 1</td></tr>")  # REQUESTED on every member (uv's way) is not shown
+    assert rows[1].endswith("<td>a 1</td></tr>")  # uv's REQUESTED (on every dist-info it installs) is not shown
     rows = [rows[0]] + rows[2:]
     # nvidia-nccl-cu13's bytes are the conflicting libnccl.so.2 box (node n2 of the "before" graph)
     assert ('<a href="#before-n2" class="contaminant">nvidia-nccl-cu13 2.30.7</a>' in rows[1])

@@ -163,4 +163,3 @@ def test_a_lock_that_cannot_be_created_names_the_path(tmp_path):
     with pytest.raises(LockError) as err:
         VenvLock(state).acquire()
     assert str(err.value) == "cannot create the lock %s/lock for venv %s: Not a directory; run as the venv's owner" % (state, venv)
-

@@ -11,10 +11,11 @@ from ansible_collections.gpuops.cuda_venv.plugins.module_utils._decide.contamina
     Evidence, belonging, identical_everywhere)
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._decide.diagnose import diagnose
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._decide.plan import DesiredState, make_plan
+from ansible_collections.gpuops.cuda_venv.plugins.module_utils._read.distributions import RecordEntry
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._read.record_check import Conflict
 from ansible_collections.gpuops.cuda_venv.tests.unit.plugins.module_utils import observations as O
 from ansible_collections.gpuops.cuda_venv.tests.unit.plugins.module_utils.observations import (
-    build, dist, elf, found, pyc, same)
+    build, dist, elf, pyc, same)
 
 # What torchvision, torchaudio, jax[cuda12] and cupy-cuda12x add to a torch 2.9.1 venv (layouts/neighbours-cu12.json)
 VISION = dist("torchvision", "0.24.1", ["torchvision/_C.so"], ["numpy", "torch (==2.9.1)", "scipy ; extra == 'scipy'"])
@@ -101,10 +102,8 @@ def test_a_copy_with_the_same_bytes_is_no_evidence():
     cudart = "nvidia/cuda_runtime/lib/libcudart.so.12"
     runtime = [d for d in O.cu12_support() if d.key == "nvidia-cuda-runtime-cu12"][0]
     same_bytes = [e for e in runtime.entries if e.path == cudart][0]
-    copy = dist("copies-cudart", "1.0", ["copies_cudart/lib/libcudart.so.12"])
-    copy = copy.__class__(**dict(copy.__dict__, entries=tuple(
-        e.__class__(**dict(e.__dict__, algorithm=same_bytes.algorithm, digest=same_bytes.digest, size=same_bytes.size))
-        if e.path.endswith(".so.12") else e for e in copy.entries)))
+    copy = dist("copies-cudart", "1.0", [RecordEntry("copies_cudart/lib/libcudart.so.12", same_bytes.algorithm,
+                                                     same_bytes.digest, same_bytes.size)])
     obs = O.healthy(add=[copy], elves=dict(O.stack_elves(), **{"copies_cudart/lib/libcudart.so.12": elf("libcudart.so.12")}))
     assert belonging(obs).contaminants == {}
 
@@ -163,4 +162,3 @@ def test_identical_everywhere_only_compares_the_conflicts_owners():
     obs = build([dist("a", "1", [same("p.py")]), dist("b", "1", [same("p.py")]), dist("c", "1", [same("p.py", b"x")])])
     assert identical_everywhere(obs, Conflict("p.py", ("a 1", "b 1"), None)) is True
     assert identical_everywhere(obs, Conflict("p.py", ("a 1", "b 1", "c 1"), None)) is False
-

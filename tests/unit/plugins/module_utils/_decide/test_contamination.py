@@ -8,8 +8,7 @@ from __future__ import annotations
 from dataclasses import replace
 
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._decide.contamination import (
-    contaminants, contamination_source, requested_is_selective, residue_candidates, with_source_versions)
-from ansible_collections.gpuops.cuda_venv.plugins.module_utils._decide.history import Transaction
+    contaminants, contamination_source, residue_candidates, with_source_versions)
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._read.install_times import InstallStamp
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._read.wheel_sources import Offer, SourceReading
 from ansible_collections.gpuops.cuda_venv.tests.unit.plugins.module_utils import observations as O
@@ -70,24 +69,41 @@ def test_a_requested_consumer_is_the_root_of_what_it_requires_the_rest_is_residu
             "or replaced later: torch 2.9.1 reinstalled at 2026-05-28T20:28:40.125Z.") in finding.message
 
 
-def test_where_every_member_is_requested_requested_says_nothing_and_a_cuda_library_is_no_root():
+def test_uvs_requested_is_no_users_choice_even_for_a_lone_distribution():
     # uv marks every dist-info REQUESTED: the cu13 cuBLAS, required by nothing, is not "asked for by name".
     obs = with_times(O.healthy(add=[O.cublas_cu13(), dist("nvidia-nvtx", "13.0.85", ["nvidia/cu13/lib/x.so"])]),
                      {"nvidia-cublas": (30, "uv"), "nvidia-nvtx": (30, "uv")}, requested={"nvidia-cublas", "nvidia-nvtx"})
     [finding] = contamination_source(obs)
     assert finding.details["roots"] == [] and finding.details["installer"] == "uv"
-    assert finding.message.endswith("(transaction 2). Nothing installed today requires them: the residue of an install "
-                                    "that was undone.")
-    assert requested_is_selective(Transaction(1, T, T, "uv", tuple(obs.distributions[:1]))) is True
+    assert finding.message.endswith("(transaction 2). Nothing installed today requires them: asked for by name or the "
+                                    "residue of an install that was undone (installed by uv; uv marks every distribution "
+                                    "requested: REQUESTED cannot tell).")
+    alone = with_times(O.healthy(add=[O.cublas_cu13()]), {"nvidia-cublas": (30, "uv")}, requested={"nvidia-cublas"})
+    [finding] = contamination_source(alone)
+    assert finding.details["roots"] == [] and "REQUESTED cannot tell" in finding.message
+    by_pip = with_times(O.healthy(add=[O.cublas_cu13()]), {"nvidia-cublas": (30, "pip")}, requested={"nvidia-cublas"})
+    [finding] = contamination_source(by_pip)
+    assert [(r["distribution"], r["requested"], r["chain"]) for r in finding.details["roots"]] == [
+        ("nvidia-cublas 13.1.1.3", True, [])]
 
 
-def test_requested_tells_what_was_asked_for_in_a_run_of_one_even_when_uv_wrote_it():
-    # uv marks everything it installs REQUESTED, but a run that installed one distribution was asked for that one.
-    cublas, nvtx = replace(O.cublas_cu13(), requested=True), replace(dist("nvidia-nvtx", "13.0.85", []), requested=True)
-    assert requested_is_selective(Transaction(1, T, T, "uv", (cublas,))) is True
-    assert requested_is_selective(Transaction(1, T, T, "uv", (cublas, nvtx))) is False
-    assert requested_is_selective(Transaction(1, T, T, "pip", (cublas, replace(nvtx, requested=False)))) is True
-    assert requested_is_selective(None) is False
+def test_when_the_history_cannot_tell_the_runs_apart_the_candidates_are_named_and_none_claimed():
+    """Times a copy reset: uv's folder written 20 ms after pip's, quicker than a process starts."""
+    consumer = dist("sglang-kernel", "0.3.21", ["sglang_kernel/__init__.py"], ["nvidia-cudnn-cu13==9.24.0.43"])
+    turns = {"sglang-kernel": (0.1, "pip"), "nvidia-cudnn-cu13": (0.1, "pip"), "nvidia-cublas": (0.1, "pip"),
+             "nvidia-nccl-cu13": (0.1, "pip"), "nvidia-nvshmem-cu13": (0.1, "pip"), "nvidia-cusparselt-cu13": (0.1, "pip"),
+             "torch": (0.12, "uv")}
+    obs = with_times(O.contaminated(add=[consumer]), turns, requested={"sglang-kernel"})
+    [finding] = contamination_source(obs)
+    details = finding.details
+    assert (details["time"], details["installer"], details["candidates"]) == ("unknown", "pip", ["sglang-kernel 0.3.21"])
+    assert [(r["distribution"], r["requested"], r["time"]) for r in details["roots"]] == [
+        ("sglang-kernel 0.3.21", True, "unknown")]
+    assert "were installed by pip at an unknown time (transaction 1), whose time is unknown (" in finding.message
+    assert "the history cannot tell which install brought them. A candidate for " in finding.message
+    assert ": sglang-kernel 0.3.21, requested with pip at an unknown time, which requires nvidia-cudnn-cu13==9.24.0.43 -> " \
+        "nvidia-cublas" in finding.message
+    assert "their root is" not in finding.message and details["replaced_later"] == []
 
 
 def test_no_history_no_finding_and_a_clean_venv_has_none():

@@ -1,26 +1,27 @@
 # -*- coding: utf-8 -*-
 # Copyright: (c) 2026, gpuops.cuda_venv contributors
 # GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
-"""Tests for history: grouping dist-info times into installer runs, and "unknown" rather than a wrong claim."""
+"""Tests for history: grouping install spans into installer runs, and "unknown" rather than a wrong claim."""
 
 from __future__ import annotations
 
 from dataclasses import replace
 
-from ansible_collections.gpuops.cuda_venv.plugins.module_utils._decide.history import GAP, RATE, transactions
-from ansible_collections.gpuops.cuda_venv.plugins.module_utils._read.install_times import InstallStamp
+from ansible_collections.gpuops.cuda_venv.plugins.module_utils._decide.history import (
+    HANDOVER, IDLE, OVERLAP, asked_by_name, requested_means, transactions)
+from ansible_collections.gpuops.cuda_venv.plugins.module_utils._read.install_times import InstallStamp, iso_time
 from ansible_collections.gpuops.cuda_venv.tests.unit.plugins.module_utils.observations import dist
 
 T = 1780000000.125
 
 
 def run(*items):
-    """[(name, installer, time, size, requested)] -> (dists, stamps)."""
+    """[(name, installer, start, end, requested)] -> (dists, stamps)."""
     dists, stamps = [], {}
-    for name, installer, when, size, requested in items:
+    for name, installer, start, end, requested in items:
         one = replace(dist(name, "1.0", installer=installer), requested=requested)
         dists.append(one)
-        stamps[one.dist_info] = InstallStamp(when, "INSTALLER mtime", None, size)
+        stamps[one.dist_info] = InstallStamp(start, "every file pip wrote", None, end)
     return dists, stamps
 
 
@@ -29,67 +30,123 @@ def table(dists, stamps):
             for t in (x.as_dict() for x in transactions(dists, stamps))]
 
 
-def test_runs_split_on_gaps_longer_than_their_bytes_take_and_come_oldest_first():
-    big = 50 * RATE  # a 500 MB wheel: 50 s to unpack at the pessimistic rate
-    dists, stamps = run(("late", "pip", T + 100, 0, True),
-                        ("torch", "pip", T, 0, True), ("nvidia-cudnn-cu12", "pip", T + 40, big, False),
-                        ("filelock", "pip", T + 40 + GAP, 0, False))
+def test_a_run_lasts_while_something_is_written_however_long_a_wheel_takes():
+    """pip: a 40 s wheel (unpacked, then byte-compiled) between two small ones is one run; a pause longer than IDLE
+    after it starts the next run, whatever the size of what comes next."""
+    late = T + 45 + IDLE + 0.015
+    dists, stamps = run(("late", "pip", late, late + 0.5, True),
+                        ("torch", "pip", T, T + 0.5, True), ("nvidia-cudnn-cu12", "pip", T + 0.5, T + 40.5, False),
+                        ("filelock", "pip", T + 40.5 + IDLE, T + 45, False))
     assert table(dists, stamps) == [
         (1, "2026-05-28T20:26:40.125Z", "pip", ["torch 1.0", "nvidia-cudnn-cu12 1.0", "filelock 1.0"], ["torch 1.0"]),
-        (2, "2026-05-28T20:28:20.125Z", "pip", ["late 1.0"], ["late 1.0"])]
-    assert transactions(dists, stamps)[0].as_dict()["duration"] == 40 + GAP
-    dists, stamps = run(("a", "pip", T, 0, True), ("b", "pip", T + GAP + 0.01, 0, True))
-    assert [t[0] for t in table(dists, stamps)] == [1, 2]
+        (2, iso_time(late), "pip", ["late 1.0"], ["late 1.0"])]
+    assert [t.as_dict()["duration"] for t in transactions(dists, stamps)] == [45, 0.5]
 
 
-def test_an_installer_change_beyond_the_gap_is_a_new_transaction():
-    dists, stamps = run(("a", "uv", T, 0, True), ("b", "uv", T + 0.002, 0, True), ("c", "pip", T + 5, 0, True))
-    assert [(t[2], t[3]) for t in table(dists, stamps)] == [("uv", ["a 1.0", "b 1.0"]), ("pip", ["c 1.0"])]
+def test_uv_runs_a_second_apart_are_three_runs_however_large_their_records():
+    """The incident's uv history: uv links a 2.5 GB torch in a second; its own files are all it writes."""
+    dists, stamps = run(("nvidia-cudnn-cu12", "uv", T, T + 0.002, True), ("torch-a", "uv", T + 0.001, T + 0.003, True),
+                        ("torch-b", "uv", T + 1.1, T + 1.102, True), ("nvidia-cudnn-cu13", "uv", T + 1.101, T + 1.101, True),
+                        ("torch-c", "uv", T + 2.2, T + 2.2, True))
+    assert [(t[0], t[3]) for t in table(dists, stamps)] == [
+        (1, ["nvidia-cudnn-cu12 1.0", "torch-a 1.0"]), (2, ["torch-b 1.0", "nvidia-cudnn-cu13 1.0"]), (3, ["torch-c 1.0"])]
 
 
-def test_installers_taking_turns_within_one_window_are_runs_up_to_three_stretches():
-    """The real acceptance build (tests/acceptance): python -m venv (ensurepip), uv 0.2 s later, pip 2.5 s after uv
-    with a 234 MB wheel first: one window, three runs."""
-    big = 234 * 1024 * 1024
-    dists, stamps = run(("setuptools", "pip", T, 0, True), ("pip", "pip", T + 0.83, 0, True),
-                        ("torch", "uv", T + 1.0625, 0, True), ("triton", "uv", T + 1.125, 0, True),
-                        ("nvidia-cusparselt-cu13", "pip", T + 3.7, big, True), ("nvidia-cublas", "pip", T + 9.3, 2 * big, False))
-    assert [(t[0], t[2], t[3], t[4]) for t in table(dists, stamps)] == [
+def test_an_installer_change_is_a_new_run_even_without_a_pause():
+    """A script's python -m venv, uv pip install, pip install back to back (the acceptance build): three runs."""
+    dists, stamps = run(("setuptools", "pip", T, T + 0.4, True), ("pip", "pip", T + 0.4, T + 0.83, True),
+                        ("torch", "uv", T + 1.0625, T + 1.1, True), ("triton", "uv", T + 1.07, T + 1.125, True),
+                        ("nvidia-cusparselt-cu13", "pip", T + 1.5, T + 3.7, True), ("nvidia-cublas", "pip", T + 3.7, T + 9.3, False))
+    result = [x.as_dict() for x in transactions(dists, stamps)]
+    assert [(t["number"], t["installer"], t["distributions"], t["requested"]) for t in result] == [
         (1, "pip", ["setuptools 1.0", "pip 1.0"], ["setuptools 1.0", "pip 1.0"]),
         (2, "uv", ["torch 1.0", "triton 1.0"], ["torch 1.0", "triton 1.0"]),
         (3, "pip", ["nvidia-cusparselt-cu13 1.0", "nvidia-cublas 1.0"], ["nvidia-cusparselt-cu13 1.0"])]
-    assert [t[1] for t in table(dists, stamps)] == [
-        "2026-05-28T20:26:40.125Z", "2026-05-28T20:26:41.187Z", "2026-05-28T20:26:43.825Z"]
+    assert [(t["time"], t["duration"]) for t in result] == [
+        ("2026-05-28T20:26:40.125Z", 0.83), ("2026-05-28T20:26:41.187Z", 0.062), ("2026-05-28T20:26:41.625Z", 7.8)]
+    assert [t["requested_means"] for t in result] == [
+        "asked for by name: pip writes REQUESTED only for what its command line named",
+        "installed by uv; uv marks every distribution requested",
+        "asked for by name: pip writes REQUESTED only for what its command line named"]
+    assert [t["requested_by_name"] for t in result] == [True, False, True]
 
 
-def test_installers_taking_turns_more_often_within_one_window_are_unknown_not_runs():
-    dists, stamps = run(("a", "uv", T, 0, True), ("b", "pip", T + 0.1, 0, True), ("c", "uv", T + 0.2, 0, True),
-                        ("e", "pip", T + 0.5, 0, True), ("d", "pip", T + 60, 0, True))
+def test_installers_handing_over_quicker_than_a_process_starts_are_unknown():
+    """One copy wrote both (it reset the times), in directory order: no run can be claimed."""
+    dists, stamps = run(("a", "uv", T, T + 0.01, True), ("b", "pip", T + 0.01 + HANDOVER - 0.001, T + 0.2, True),
+                        ("c", "pip", T + 60, T + 61, True))
+    result = [x.as_dict() for x in transactions(dists, stamps)]
+    assert [(t["number"], t["time"], t["installer"], t["distributions"]) for t in result] == [
+        (1, "2026-05-28T20:27:40.125Z", "pip", ["c 1.0"]), (2, "unknown", "pip", ["b 1.0"]), (3, "unknown", "uv", ["a 1.0"])]
+    assert result[1]["reason"] == result[2]["reason"] == (
+        "pip wrote b 1.0 0.049 s after uv wrote a 1.0 (2026-05-28T20:26:40.184Z): quicker than a process starts, one "
+        "copy wrote both (the times were reset) or two installers ran at once")
+    assert "duration" not in result[1]
+    dists, stamps = run(("a", "uv", T, T + 0.01, True), ("b", "pip", T + 0.01 + HANDOVER + 0.001, T + 0.2, True))
+    assert [t[2] for t in table(dists, stamps)] == ["uv", "pip"]
+
+
+def test_spans_of_two_installers_that_overlap_are_unknown():
+    dists, stamps = run(("a", "uv", T, T + 1, True), ("b", "pip", T + 0.5, T + 2, True))
+    assert [(t[1], t[2]) for t in table(dists, stamps)] == [("unknown", "pip"), ("unknown", "uv")]
+
+
+def test_two_of_pips_distributions_written_at_once_are_unknown_but_uvs_are_one_run():
+    """pip writes one distribution after another; uv links many at once."""
+    dists, stamps = run(("a", "pip", T, T + 1, True), ("b", "pip", T + 1 - OVERLAP * 2, T + 2, False))
+    [only] = [x.as_dict() for x in transactions(dists, stamps)]
+    assert (only["time"], only["distributions"], only["reason"]) == ("unknown", ["a 1.0", "b 1.0"], (
+        "pip wrote a 1.0 and b 1.0 at once (2026-05-28T20:26:41.085Z), and it writes one distribution after another: "
+        "the times were reset (a copy?) or two of its runs ran at once"))
+    dists, stamps = run(("a", "pip", T, T + 1, True), ("b", "pip", T + 1 - OVERLAP / 2, T + 2, False))
+    assert [t[1] for t in table(dists, stamps)] == ["2026-05-28T20:26:40.125Z"]  # one clock tick: one run
+    dists, stamps = run(("a", "uv", T, T + 1, True), ("b", "uv", T + 0.5, T + 0.6, True))
+    assert [t[1] for t in table(dists, stamps)] == ["2026-05-28T20:26:40.125Z"]
+
+
+def test_installers_taking_turns_more_than_twice_without_a_pause_are_unknown():
+    dists, stamps = run(("a", "uv", T, T, True), ("b", "pip", T + 0.1, T + 0.1, True), ("c", "uv", T + 0.2, T + 0.2, True),
+                        ("e", "pip", T + 0.5, T + 0.5, True), ("d", "pip", T + 60, T + 60, True))
     result = [x.as_dict() for x in transactions(dists, stamps)]
     assert [(t["number"], t["time"], t["installer"], t["distributions"]) for t in result] == [
         (1, "2026-05-28T20:27:40.125Z", "pip", ["d 1.0"]),
         (2, "unknown", "pip", ["b 1.0", "e 1.0"]), (3, "unknown", "uv", ["a 1.0", "c 1.0"])]
     assert result[1]["reason"] == (
-        "pip and uv wrote dist-info folders within one window (2026-05-28T20:26:40.125Z to 2026-05-28T20:26:40.625Z), "
-        "taking turns 3 times; one run is one installer: the times were reset (a copy?) or the runs came too close to "
-        "tell apart")
-    assert "duration" not in result[1]
+        "pip and uv wrote without a pause (2026-05-28T20:26:40.125Z to 2026-05-28T20:26:40.625Z), taking turns 3 times; "
+        "one run is one installer: the times were reset (a copy?) or the runs came too close to tell apart")
 
 
 def test_one_whole_second_time_on_many_folders_is_unknown_but_one_jiffy_of_uv_is_a_run():
-    dists, stamps = run(("a", "pip", 1780000000.0, 0, True), ("b", "pip", 1780000000.0, 0, False))
+    dists, stamps = run(("a", "pip", 1780000000.0, 1780000000.0, True), ("b", "pip", 1780000000.0, 1780000000.0, False))
     [only] = [x.as_dict() for x in transactions(dists, stamps)]
     assert (only["time"], only["reason"]) == ("unknown", "2 dist-info folders carry the same whole-second time "
                                               "2026-05-28T20:26:40.000Z: set by a tool (a copy, an archive), not "
                                               "written by an installer")
-    dists, stamps = run(("a", "uv", T, 0, True), ("b", "uv", T, 0, True))
+    dists, stamps = run(("a", "uv", T, T, True), ("b", "uv", T, T, True))
     assert table(dists, stamps) == [(1, "2026-05-28T20:26:40.125Z", "uv", ["a 1.0", "b 1.0"], ["a 1.0", "b 1.0"])]
 
 
 def test_an_untrusted_stamp_is_unknown_with_its_reason_and_no_installer_reads_unknown():
-    dists, stamps = run(("a", "pip", T, 0, True), ("b", None, T + 10, 0, False))
-    stamps[dists[0].dist_info] = InstallStamp(None, "INSTALLER mtime", "a clock jumped")
+    dists, stamps = run(("a", "pip", T, T, True), ("b", None, T + 10, T + 10, False))
+    stamps[dists[0].dist_info] = InstallStamp(None, "every file pip wrote", "a clock jumped")
     result = [x.as_dict() for x in transactions(dists, stamps)]
     assert [(t["time"], t["installer"], t["distributions"], t.get("reason")) for t in result] == [
         ("2026-05-28T20:26:50.125Z", "unknown", ["b 1.0"], None), ("unknown", "pip", ["a 1.0"], "a clock jumped")]
+    assert result[0]["requested_means"] == "written by unknown, which may mark what it was not asked for by name"
     assert transactions([], {}) == []
+
+
+def test_a_stretch_holding_a_span_out_of_order_is_unknown_as_a_whole():
+    dists, stamps = run(("a", "pip", T, T + 1, True), ("b", "pip", T + 1, T + 2, True), ("c", "pip", T + 60, T + 61, True))
+    stamps[dists[1].dist_info] = InstallStamp(T + 1, "every file pip wrote", "b/x.py was written after INSTALLER", T + 2)
+    result = [x.as_dict() for x in transactions(dists, stamps)]
+    assert [(t["number"], t["time"], t["distributions"], t.get("reason")) for t in result] == [
+        (1, "2026-05-28T20:27:40.125Z", ["c 1.0"], None),
+        (2, "unknown", ["a 1.0", "b 1.0"], "b/x.py was written after INSTALLER")]
+
+
+def test_only_pips_requested_says_asked_for_by_name():
+    assert [asked_by_name(replace(dist("a", "1", installer=i), requested=r))
+            for i, r in (("pip", True), ("pip", False), ("uv", True), ("poetry", True), (None, True))] == [
+        True, False, False, False, False]
+    assert requested_means("uv") == "installed by uv; uv marks every distribution requested"

@@ -30,10 +30,10 @@ def pruned(text):
 WHY_CUBLAS_13 = pruned(OTHER_MAJOR % "install path")
 WHY_CUDNN_13 = pruned(TWIN % ("nvidia-cudnn-cu12 9.10.2.21", "nvidia/cudnn/lib/libcudnn.so.9", "nvidia/cudnn/include/cudnn.h"))
 WHY_SPARSELT_13 = pruned(TWIN % ("nvidia-cusparselt-cu12 0.7.1", "nvidia/cusparselt/lib/libcusparseLt.so.0",
-                             "nvidia/cusparselt/include/cusparselt.h"))
+                                 "nvidia/cusparselt/include/cusparselt.h"))
 WHY_NCCL_13 = pruned(TWIN % ("nvidia-nccl-cu12 2.27.5", "nvidia/nccl/lib/libnccl.so.2", "nvidia/nccl/include/nccl.h"))
 WHY_NVSHMEM_13 = pruned(TWIN % ("nvidia-nvshmem-cu12 3.3.20", "nvidia/nvshmem/lib/libnvshmem_host.so.3",
-                            "nvidia/nvshmem/include/nvshmem.h"))
+                                "nvidia/nvshmem/include/nvshmem.h"))
 
 
 def plan_of(obs, **desired):

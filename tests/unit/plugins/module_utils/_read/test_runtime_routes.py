@@ -48,8 +48,8 @@ def _site(tmp_path):
               "nvidia-cuda-runtime-cu12": ("12.8.90", ["nvidia/cuda_runtime/lib/libcudart.so.12"], []),
               "nvidia-cublas-cu12": ("12.8.4.1", ["nvidia/cublas/lib/libcublas.so.12"], []),
               "torchvision": ("0.24.1", ["torchvision/_C.so"], ["numpy", "torch (==2.9.1)"]),
-              "cupy-cuda12x": ("14.2.0", ["cupy/_core/core.so"], ["cuda-pathfinder==1.*,>=1.3.4",
-                                                                   'cuda-toolkit[cublas]==12.*; extra == "ctk"']),
+              "cupy-cuda12x": ("14.2.0", ["cupy/_core/core.so"],
+                               ["cuda-pathfinder==1.*,>=1.3.4", 'cuda-toolkit[cublas]==12.*; extra == "ctk"']),
               "loner": ("1.0", ["loner/ext.so"], ['torch; extra == "gpu"']),
               "torchaudio": ("2.9.1", ["torchaudio/lib/libtorchaudio.so", "torchaudio/lib/_torchaudio.so"], ["torch==2.9.1"])}
     for name, (version, files, requires) in owners.items():
