@@ -46,6 +46,13 @@ options:
     description: Also list the venvs running processes use now (from C(/proc)), wherever they are.
     type: bool
     default: true
+  paths:
+    description:
+      - Only the venvs (and site folders) whose path matches one of these shell globs, matched on the whole path as
+        Python's C(fnmatch) does (V(*) also matches C(/)), for example V(/opt/*/.venv) or V(/home/*). Empty, every one.
+    type: list
+    elements: str
+    default: []
 seealso:
   - module: gpuops.cuda_venv.cuda_venv_facts
 """
@@ -166,7 +173,8 @@ def main():
     relative = [root for root in roots if not root.startswith("/")]
     if relative:
         module.fail_json(msg="roots must be absolute folders, got %s" % ", ".join("'%s'" % r for r in relative))
-    module.exit_json(changed=False, **find_venvs(roots, processes=module.params["processes"]).as_dict())
+    found = find_venvs(roots, processes=module.params["processes"], paths=module.params["paths"])
+    module.exit_json(changed=False, **found.as_dict())
 
 
 if __name__ == "__main__":

@@ -45,5 +45,6 @@ def find_arguments(default_roots) -> dict:
     spec = dict(
         roots=dict(type="list", elements="path", default=list(default_roots)),
         processes=dict(type="bool", default=True),
+        paths=dict(type="list", elements="str", default=[]),
     )
     return dict(argument_spec=spec, supports_check_mode=True)

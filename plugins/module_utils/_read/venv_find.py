@@ -19,6 +19,7 @@ Rules of the walk, each for speed or safety:
 
 from __future__ import annotations
 
+import fnmatch
 import os
 import re
 from dataclasses import asdict, dataclass, field
@@ -90,9 +91,10 @@ class Found:
         return {"venvs": [asdict(v) for v in self.venvs], "notes": list(self.notes), "scanned_dirs": self.scanned_dirs}
 
 
-def find_venvs(roots: Sequence[str] = DEFAULT_ROOTS, processes: bool = True, proc: str = "/proc",
+def find_venvs(roots: Sequence[str] = DEFAULT_ROOTS, processes: bool = True, paths: Sequence[str] = (), proc: str = "/proc",
                mountinfo: str = "/proc/self/mountinfo") -> Found:
-    """Every CUDA venv under ``roots`` (absolute folders) and, with ``processes``, those processes run from now."""
+    """Every CUDA venv under ``roots`` (absolute folders) and, with ``processes``, those processes run from now;
+    with ``paths`` (shell globs, fnmatch: ``*`` crosses ``/``), only those whose path matches one."""
     found = Found()
     skipped = _skipped_mounts(mountinfo, found.notes)
     seen: Dict[str, FoundVenv] = {}
@@ -108,6 +110,8 @@ def find_venvs(roots: Sequence[str] = DEFAULT_ROOTS, processes: bool = True, pro
                     found.venvs.append(venv)
             if venv is not None:
                 venv.processes = sorted(set(venv.processes) | pids)
+    if paths:
+        found.venvs = [v for v in found.venvs if any(fnmatch.fnmatchcase(v.path, glob) for glob in paths)]
     found.venvs.sort(key=lambda v: v.path)
     return found
 

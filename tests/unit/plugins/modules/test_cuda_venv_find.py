@@ -47,6 +47,15 @@ def test_the_venvs_under_the_roots_with_notes(capsys, tmp_path):
     assert result["scanned_dirs"] == 3  # opt, opt/a, opt/a/.venv
 
 
+def test_paths_keep_the_venvs_a_glob_matches(capsys, tmp_path):
+    for name in ("a", "b", "c"):
+        _cuda_venv(tmp_path / "opt" / name / ".venv")
+    rc, result = run_main(capsys, {"roots": [str(tmp_path / "opt")], "processes": False,
+                                   "paths": [str(tmp_path / "opt" / "[ab]" / "*"), "/nowhere/*"]})
+    assert rc == 0
+    assert [v["path"] for v in result["venvs"]] == [str(tmp_path / "opt" / n / ".venv") for n in ("a", "b")]
+
+
 def test_a_relative_root_is_refused(capsys):
     rc, result = run_main(capsys, {"roots": ["/opt", "venvs", "./x"]})
     assert (rc, result["msg"]) == (1, "roots must be absolute folders, got 'venvs', './x'")
