@@ -9,6 +9,7 @@ import json
 import os
 import subprocess
 import sys
+from types import SimpleNamespace
 
 import pytest
 
@@ -29,6 +30,8 @@ def run(tmp_path, playbook, inventory, *args):
             os.path.join(ROOT, "playbooks", playbook)] + list(args)
     proc = subprocess.run(argv, cwd=ROOT, env=ansible_env(tmp_path), capture_output=True, text=True, timeout=1800, check=False)
     output = proc.stdout + proc.stderr
+    if "TASK [Say per host what happened]" not in output:  # every host failed before the recap: Ansible ends the run
+        return proc.returncode, output, None
     start = output.index("=> ", output.index("TASK [Say per host what happened]")) + 3
     message, _end = json.JSONDecoder().raw_decode(output[start:])
     return proc.returncode, output, dict(line.split(": ", 1) for line in message["msg"])
@@ -105,3 +108,13 @@ def test_repair_takes_only_the_venvs_named(tmp_path, hosts):
     assert rc == 0, output
     assert recap["a"].startswith("swapped - 1 CUDA venv(s): %s swapped" % gutted.venv), recap
     assert tree_digest(str(healthy.venv)) == healthy_before
+
+
+@pytest.mark.slow
+def test_the_entry_point_handed_over_to_checks_its_spec(tmp_path):
+    (tmp_path / "wheels").mkdir()
+    inventory = write_inventory(tmp_path, {"b": SimpleNamespace(venv=tmp_path / "v", wheelhouse=tmp_path / "wheels",
+                                                                extra_wheelhouse=None)})
+    rc, output, recap = run(tmp_path, "repair.yml", inventory, "-e", "venv_repair_strategy=sideways")
+    assert rc == 2 and recap is None, output
+    assert "value of venv_repair_strategy must be one of: auto, swap, in_place, got: sideways" in output
