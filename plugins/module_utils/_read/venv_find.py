@@ -116,6 +116,19 @@ def find_venvs(roots: Sequence[str] = DEFAULT_ROOTS, processes: bool = True, pat
     return found
 
 
+_HAS_STRICT = True
+try:
+    os.path.realpath("/", strict=True)  # Python 3.10+
+except TypeError:
+    _HAS_STRICT = False
+
+
+def _strict_realpath(path: str) -> str:
+    """os.path.realpath(path, strict=True) before Python 3.10."""
+    os.stat(path)  # raises ELOOP on a loop, ENOENT when missing
+    return os.path.realpath(path)
+
+
 def _distinct_roots(roots: Sequence[str], notes: List[str]) -> List[str]:
     """The roots resolved, those inside another root dropped; each one missing or unreadable noted."""
     resolved = []
@@ -137,18 +150,6 @@ def _distinct_roots(roots: Sequence[str], notes: List[str]) -> List[str]:
         if not any(real == k or real.startswith(k.rstrip("/") + "/") for k in kept):
             kept.append(real)
     return kept
-
-
-_HAS_STRICT = True
-try:
-    os.path.realpath("/", strict=True)  # Python 3.10+
-except TypeError:
-    _HAS_STRICT = False
-
-
-def _strict_realpath(path: str) -> str:
-    os.stat(path)  # raises ELOOP on a loop, ENOENT when missing
-    return os.path.realpath(path)
 
 
 def _walk(root: str, skipped: Dict[str, str], found: Found, seen: Dict[str, Optional[FoundVenv]]) -> None:
