@@ -1,7 +1,7 @@
 """Every CUDA venv of a host (issue 32): playbooks/facts.yml finds and diagnoses them in one pass per host, the HTML
 report's fleet page shows host x venv in headless Chromium, and repair.yml repairs only what venv_repair_paths selects.
 
-Host `a` holds, under its root, a gutted stand-in venv (`opt/train/venv`), a healthy one (`srv/api/venv`), a plain venv
+Host `a` holds, under its root, a healthy stand-in venv (`opt/api/venv`), a gutted one (`srv/train/venv`), a plain venv
 without CUDA and a `pip install --user` of cupy; host `b` holds no CUDA venv. Neither names a venv_repair_path.
 """
 
@@ -40,8 +40,8 @@ def run(tmp_path, playbook, inventory, *args):
 @pytest.fixture
 def hosts(tmp_path):
     a, b = tmp_path / "a", tmp_path / "b"
-    gutted = build_scenario("gutted", a / "opt" / "train", cache=CACHE)
-    healthy = build_scenario("healthy-cu12", a / "srv" / "api", cache=CACHE)
+    gutted = build_scenario("gutted", a / "srv" / "train", cache=CACHE)
+    healthy = build_scenario("healthy-cu12", a / "opt" / "api", cache=CACHE)
     subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(a / "srv" / "plain")], check=True)
     make_dist(str(a / "home" / "u" / ".local" / "lib" / "python3.11" / "site-packages"), "cupy-cuda12x", "14.2.0")
     subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(b / "opt" / "plain")], check=True)
@@ -64,7 +64,8 @@ def test_facts_finds_every_venv_and_the_fleet_page_shows_host_by_venv(tmp_path, 
     before = tree_digest(str(gutted.venv)), tree_digest(str(healthy.venv))
     rc, output, recap = run(tmp_path, "facts.yml", inventory, "-e", "cuda_venv_report_dir=%s" % report)
     assert rc == 0, output
-    assert recap == {"a": "needs repair - 2 CUDA venv(s): %s needs repair; %s healthy" % (gutted.venv, healthy.venv),
+    # the worst status is the host's, though the healthy venv comes first
+    assert recap == {"a": "needs repair - 2 CUDA venv(s): %s healthy; %s needs repair" % (healthy.venv, gutted.venv),
                      "b": "no CUDA venv - no CUDA venv found"}
     assert output.count("TASK [gpuops.cuda_venv.venv_repair : %s]" % FIND) == 1  # one search per host, one pass
     assert (tree_digest(str(gutted.venv)), tree_digest(str(healthy.venv))) == before
@@ -75,13 +76,14 @@ def test_facts_finds_every_venv_and_the_fleet_page_shows_host_by_venv(tmp_path, 
     rows = [(r.attrs["data-host"], r.attrs["data-path"], r.attrs["data-status"])
             for r in fleet.find_all("tr", classes=("venv",))]
     user_site = str(tmp_path / "a" / "home" / "u" / ".local" / "lib" / "python3.11" / "site-packages")
-    assert rows == [("a", str(gutted.venv), "needs repair"), ("a", str(healthy.venv), "healthy"), ("a", user_site, "not a venv")]
+    assert rows == [("a", str(healthy.venv), "healthy"), ("a", str(gutted.venv), "needs repair"), ("a", user_site, "not a venv")]
     assert {r.attrs["data-host"]: r.attrs["data-status"] for r in fleet.find_all("tr", classes=("host",))} == \
         {"a": "needs repair", "b": "no CUDA venv"}
     venv_rows = fleet.find_all("tr", classes=("venv",))
-    assert [d.text() for d in venv_rows[0].find_all("td")][3:5] == ["12 + 13 (mixed)", "torch 2.9.1"]
+    assert [d.text() for d in venv_rows[1].find_all("td")][3:5] == ["12 + 13 (mixed)", "torch 2.9.1"]
+    assert [d.text() for d in venv_rows[0].find_all("td")][3:5] == ["12", "torch 2.9.1"]
     assert venv_rows[2].find_all("a") == [] and venv_rows[2].find_all("td")[3].text() == "12"
-    for row, path, status in zip(venv_rows[:2], (gutted.venv, healthy.venv), ("needs repair", "healthy")):
+    for row, path, status in zip(venv_rows[:2], (healthy.venv, gutted.venv), ("healthy", "needs repair")):
         [link] = row.find_all("a")
         assert link.text() == str(path)
         page = parse(dump_dom(os.path.join(kept, link.attrs["href"]), profile))
@@ -104,7 +106,7 @@ def test_repair_takes_only_the_venvs_named(tmp_path, hosts):
     assert tree_digest(str(gutted.venv)) == gutted_before
 
     rc, output, recap = run(tmp_path, "repair.yml", inventory, "-l", "a", "-e",
-                            json.dumps({"venv_repair_paths": [str(tmp_path / "a" / "opt" / "*")], "venv_repair_benchmark": False}))
+                            json.dumps({"venv_repair_paths": [str(tmp_path / "a" / "srv" / "*")], "venv_repair_benchmark": False}))
     assert rc == 0, output
     assert recap["a"].startswith("swapped - 1 CUDA venv(s): %s swapped" % gutted.venv), recap
     assert tree_digest(str(healthy.venv)) == healthy_before
