@@ -19,8 +19,8 @@ description:
   - Reads names only - C(pyvenv.cfg), the C(*.dist-info) folder names, the anchor's C(INSTALLER) and each
     distribution's C(RECORD) (for the size). Starts no process, never follows a symlink (a root that is one is
     resolved once), never walks into a venv or a C(site-packages) folder, and skips the mount points of pseudo and
-    network filesystems (C(/proc/self/mountinfo)). Roots that do not exist, folders it cannot read, a venv removed
-    while read are RV(notes), never a failure.
+    network filesystems (C(/proc/self/mountinfo)). Roots that do not exist or are a loop of symlinks, folders it cannot
+    read, a venv removed while read are RV(notes), never a failure; a symlink loop inside a root is never entered.
   - Runs with the node's own Python (3.9 or later), standard library only, like M(gpuops.cuda_venv.cuda_venv_preflight).
     Changes nothing.
 author:
