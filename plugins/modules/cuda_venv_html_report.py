@@ -46,6 +46,9 @@ options:
       - Host name to the host's record, as the C(venv_repair) role leaves it in C(venv_repair_evidence) (C(host),
         C(path), C(outcome), C(before), C(plan), C(batches), C(after)). An empty record stands for a host that did not
         run (unreachable, or the rollout stopped before it).
+      - A record with C(venvs) (the role's entry point C(find)) is a host with several venvs - C(venvs) holds one such
+        record per venv (each gets its own page), C(found) what M(gpuops.cuda_venv.cuda_venv_find) listed (site folders
+        that are not venvs are shown, not diagnosed) and C(notes) its notes; the host's page lists its venvs.
     type: dict
     required: true
   title:
@@ -96,7 +99,9 @@ pages:
 hosts:
   description:
     - One row per host as the fleet page shows it - C(host), C(status), C(reason), C(cuda), C(torch), C(cudnn_loaded),
-      C(cudnn_pinned), C(cudnn_mismatch), C(summary) (the latest diagnosis), C(before) (the first one) and C(page).
+      C(cudnn_pinned), C(cudnn_mismatch), C(summary) (the latest diagnosis), C(before) (the first one) and C(page);
+      C(venvs) - the host's rows of the fleet page's host x venv table, each C(path), C(status) and C(page) (null for a
+      site folder that is not a venv).
   returned: always
   type: list
   elements: dict

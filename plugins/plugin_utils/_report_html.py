@@ -76,8 +76,65 @@ def fleet_row(host: str, record: dict) -> dict:
             "summary": facts.get("summary"), "before": (record.get("before") or {}).get("summary")}
 
 
-def fleet_page(rows: List[Tuple[dict, str]], title: str, layout_note: str) -> str:
-    """The index: one row per host (``rows``: (fleet_row, page file)), linking to each host's page."""
+def venv_rows(host: str, record: dict, pages: Dict[str, str]) -> List[dict]:
+    """The fleet page's host x venv rows of one host: each venv it diagnosed or repaired (``record["venvs"]``, or the
+    record itself when it names one ``path``), linked to its page (``pages``: path -> file), then each site folder
+    cuda_venv_find listed that is not a venv (``record["found"]``), which nothing diagnoses."""
+    venvs = record.get("venvs") if isinstance(record.get("venvs"), list) else ([record] if record.get("path") else [])
+    rows = []
+    for venv in venvs:
+        if not isinstance(venv, dict):
+            continue
+        path = str(venv.get("path") or "")
+        row = dict(fleet_row(host, venv), path=path, page=pages.get(path))
+        facts = venv.get("after") or venv.get("before") or {}
+        row["anchor"] = " ".join(x for x in (str(facts.get("anchor") or ""), anchor_version(facts)) if x)
+        rows.append(row)
+    for found in record.get("found") or []:
+        if isinstance(found, dict) and found.get("kind") not in (None, "venv"):
+            majors = found.get("cuda_majors") or []
+            rows.append({"host": host, "path": str(found.get("path")), "page": None, "status": "not a venv",
+                         "reason": "a %s site-packages: the diagnosis reads venvs only" % found.get("kind"),
+                         "cuda": " + ".join(str(m) for m in majors) + (" (mixed)" if len(majors) > 1 else ""),
+                         "anchor": " ".join(str(x) for x in (found.get("anchor"), found.get("anchor_version")) if x),
+                         "cudnn_loaded": None, "cudnn_pinned": None, "cudnn_mismatch": False})
+    return rows
+
+
+def _venv_table(rows: List[dict], table_id: str) -> str:
+    """Host x venv: each venv's outcome, CUDA, anchor, cuDNN and why, its path linking to its page."""
+    body = ['<table id="%s"><tr><th>host</th><th>venv</th><th>outcome</th><th>CUDA</th><th>anchor</th>'
+            '<th>cuDNN loaded / pinned</th><th>why</th></tr>' % escape(table_id)]
+    for row in rows:
+        path = escape(row["path"])
+        cell = '<a href="%s">%s</a>' % (escape(row["page"]), path) if row.get("page") else path
+        body.append('<tr class="venv" data-host="%s" data-path="%s" data-status="%s"><td>%s</td><td class="mono">%s</td>'
+                    '<td><span class="badge %s">%s</span></td><td>%s</td><td class="mono">%s</td><td>%s</td><td>%s</td>'
+                    '</tr>' % (escape(row["host"]), path, escape(row["status"]), escape(row["host"]), cell,
+                               _STATUS.get(row["status"], ""), escape(row["status"]), escape(row["cuda"] or "-"),
+                               escape(row["anchor"] or "-"), _cudnn_cell(row) if row.get("page") else "-",
+                               escape(row["reason"])))
+    body.append("</table>")
+    return "".join(body)
+
+
+def venvs_page(host: str, record: dict, rows: List[dict], fleet_file: str) -> str:
+    """The page of a host whose CUDA venvs were found: its venvs (each linking to its page) and what the finding noted."""
+    outcome = record.get("outcome") or {}
+    status = outcome.get("status") or NOT_RUN
+    body = ['<p><a href="%s">&larr; fleet</a></p>' % escape(fleet_file),
+            '<h1>%s <span class="badge %s" id="status">%s</span></h1>' % (escape(host), _STATUS.get(status, ""), escape(status)),
+            '<p id="reason">%s</p>' % escape(outcome.get("reason") or "no result from this host"),
+            '<h2>CUDA venvs</h2>', _venv_table(rows, "venvs")]
+    notes = [str(n) for n in record.get("notes") or []]
+    if notes:
+        body.append('<h2>Notes of the search</h2><ul id="notes">%s</ul>' % "".join("<li>%s</li>" % escape(n) for n in notes))
+    return page("%s: %s" % (host, status), "".join(body))
+
+
+def fleet_page(rows: List[Tuple[dict, str]], title: str, layout_note: str, venvs: Optional[List[dict]] = None) -> str:
+    """The index: one row per host (``rows``: (fleet_row, page file)), linking to each host's page; then host x venv
+    (``venvs``: venv_rows of every host), each venv linking to its own page."""
     counts: Dict[str, int] = {}
     for row, _file in rows:
         counts[row["status"]] = counts.get(row["status"], 0) + 1
@@ -95,6 +152,9 @@ def fleet_page(rows: List[Tuple[dict, str]], title: str, layout_note: str) -> st
                         _STATUS.get(row["status"], ""), escape(row["status"]), escape(row["cuda"] or "-"),
                         escape(row["torch"] or "-"), cudnn, escape(row["reason"]), escape(row["before"] or "-")))
     body.append("</table>")
+    if venvs:
+        body.append('<h2>Venvs</h2><p>%d venv(s) on %d host(s).</p>%s' % (
+            len(venvs), len({v["host"] for v in venvs}), _venv_table(venvs, "fleet-venvs")))
     return page(title, "".join(body))
 
 

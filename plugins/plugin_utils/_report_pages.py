@@ -15,7 +15,7 @@ from typing import Dict, List, Optional, Tuple
 from ansible_collections.gpuops.cuda_venv.plugins.plugin_utils import _report_dot as dot
 from ansible_collections.gpuops.cuda_venv.plugins.plugin_utils._report_graph import build_graph
 from ansible_collections.gpuops.cuda_venv.plugins.plugin_utils._report_html import (
-    fleet_page, fleet_row, host_file, host_page)
+    fleet_page, fleet_row, host_file, host_page, venv_rows, venvs_page)
 from ansible_collections.gpuops.cuda_venv.plugins.plugin_utils._report_svg import draw
 
 INDEX = "index.html"
@@ -76,11 +76,25 @@ def render_report(reports: Dict[str, dict], title: str, layout: str = "auto",
     files: Dict[str, str] = {}
     taken: Dict[str, str] = {INDEX: INDEX}
     rows = []
+    venvs: List[dict] = []
     for host in sorted(reports, key=str):
         record = reports[host] or {}
         name = host_file(str(host), taken)
-        files[name] = host_page(str(host), record, drawer, INDEX)
-        rows.append((fleet_row(str(host), record), name))
+        if isinstance(record.get("venvs"), list):  # the venvs found on the host: a page each, and one listing them
+            pages = {}
+            for venv in record["venvs"]:
+                if isinstance(venv, dict) and venv.get("path"):
+                    page = host_file("%s %s" % (host, venv["path"]), taken)
+                    files[page] = host_page(str(host), venv, drawer, INDEX)
+                    pages[str(venv["path"])] = page
+            found = venv_rows(str(host), record, pages)
+            files[name] = venvs_page(str(host), record, found, INDEX)
+        else:
+            files[name] = host_page(str(host), record, drawer, INDEX)
+            found = venv_rows(str(host), record, {str(record.get("path") or ""): name})
+        venvs += found
+        rows.append((dict(fleet_row(str(host), record), venvs=[{k: v[k] for k in ("path", "status", "page")} for v in found]),
+                     name))
     note = drawer.note()
-    files[INDEX] = fleet_page(rows, title, note)
+    files[INDEX] = fleet_page(rows, title, note, venvs)
     return files, [dict(row, page=name) for row, name in rows], note

@@ -24,12 +24,12 @@ from typing import List, Optional
 from tests.standin import build_scenario
 
 from . import _commands as cmd
-from . import _facts_suite, _fleet, _real_repair, _realvenv, _repair_suite, _scaling, _synthetic
+from . import _facts_suite, _find, _fleet, _real_repair, _realvenv, _repair_suite, _scaling, _synthetic
 from ._machine import header
 from ._measure import BenchError
 
 REPO = Path(__file__).resolve().parents[2]
-PARTS = ("standin", "repair", "synthetic", "real", "real-repair", "fleet")
+PARTS = ("standin", "repair", "synthetic", "find", "real", "real-repair", "fleet")
 
 
 def _log(text: str) -> None:
@@ -134,6 +134,8 @@ class _Bench:
             self.timed("stand-in and repair", self.standin)
         if "synthetic" in self.parts:
             self.timed("generated venvs", self.synthetic)
+        if "find" in self.parts:
+            self.timed("finding venvs", lambda: self.emit(_find.run(REPO, self.cache, self.args.runs, _log)))
         if "real" in self.parts:
             self.timed("real venv", self.real)
         if "real-repair" in self.parts:

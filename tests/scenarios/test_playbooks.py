@@ -118,7 +118,7 @@ def play_stats(output):
 
 # Actions that run on the controller: every other task of the role costs a round trip to the node.
 CONTROLLER_ACTIONS = {"ansible.builtin." + name for name in ("debug", "set_fact", "assert", "fail", "meta", "include_tasks",
-                                                             "import_tasks")}
+                                                             "import_tasks", "validate_argument_spec")}
 
 
 @functools.lru_cache(maxsize=None)

@@ -172,6 +172,12 @@ def cuda_major(key: str, version: str, paths: Iterable[str], provided: Iterable[
     return None, None
 
 
+def local_cuda_version(version: str) -> Optional[str]:
+    """The CUDA version in a wheel's local version label: torch "2.9.1+cu128" -> "12.8"; None without one."""
+    digits = version.split("+cu", 1)[1] if "+cu" in version else ""
+    return "%s.%s" % (digits[:-1], digits[-1]) if digits.isdigit() and len(digits) >= 3 else None
+
+
 def needed_major(needed: Iterable[str]) -> Optional[int]:
     """The CUDA major a consumer links against, from sonames like libcudart.so.12."""
     for soname in needed:

@@ -556,10 +556,8 @@ def _anchor_installed(obs) -> bool:
 
 def _anchor_cuda(obs) -> Optional[str]:
     for dist in obs.distributions:
-        if dist.key == obs.options.anchor and "+cu" in dist.version:
-            digits = dist.version.split("+cu", 1)[1]
-            if digits.isdigit() and len(digits) >= 3:
-                return "%s.%s" % (digits[:-1], digits[-1])
+        if dist.key == obs.options.anchor and cuda.local_cuda_version(dist.version):
+            return cuda.local_cuda_version(dist.version)
     return None
 
 

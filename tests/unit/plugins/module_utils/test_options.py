@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils import _options
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._act.swap import STRATEGIES
-from ansible_collections.gpuops.cuda_venv.plugins.module_utils._core.base_options import BASE, preflight_arguments
+from ansible_collections.gpuops.cuda_venv.plugins.module_utils._core.base_options import BASE, find_arguments, preflight_arguments
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._decide.plan import PRUNE_MODES
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._install.installers import BACKEND_KINDS
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._read.record_check import MODES
@@ -16,7 +16,8 @@ FACTS = _options.facts_arguments()["argument_spec"]
 REPAIR = _options.repair_arguments()["argument_spec"]
 BENCHMARK = _options.benchmark_arguments()["argument_spec"]
 PREFLIGHT = preflight_arguments()["argument_spec"]
-SPECS = (FACTS, REPAIR, BENCHMARK, PREFLIGHT)
+FIND = find_arguments(("/a", "/b"))["argument_spec"]
+SPECS = (FACTS, REPAIR, BENCHMARK, PREFLIGHT, FIND)
 
 
 def test_shared_options_have_one_spec_everywhere_but_probe_timeout():
@@ -48,8 +49,10 @@ def test_no_two_specs_share_a_default_list():
 def test_module_keyword_arguments():
     assert _options.benchmark_arguments()["mutually_exclusive"] == [("baseline", "baseline_path")]
     for arguments in (_options.facts_arguments, _options.repair_arguments, _options.benchmark_arguments,
-                      preflight_arguments):
+                      preflight_arguments, lambda: find_arguments(())):
         assert arguments()["supports_check_mode"] is True
+    assert FIND == {"roots": dict(type="list", elements="path", default=["/a", "/b"]),
+                    "processes": dict(type="bool", default=True), "paths": dict(type="list", elements="str", default=[])}
     assert list(FACTS) == ["path", "anchor", "probe", "probe_timeout", "verify", "ld_library_path", "gpu",
                            "find_links", "index_url", "extra_index_urls", "no_index"]
 

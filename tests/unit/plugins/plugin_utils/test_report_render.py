@@ -232,3 +232,30 @@ def test_the_history_marks_the_contaminating_transaction_and_links_its_wheels_to
     assert '<a href="#before-n0">torch 2.9.1 <i>(requested)</i></a>' in rows[0]
     assert "time unknown: a clock jumped" in rows[2] and EVIL not in text and "&lt;script&gt;" in rows[2]
     assert "Install history" not in render_report({"h": {"before": facts()}}, "t", "builtin")[0]["host-h.html"]
+
+
+def test_a_host_with_several_venvs_gets_a_page_per_venv_and_host_by_venv_rows():
+    broken = {"host": "a", "path": "/opt/x/.venv", "outcome": {"status": "needs repair", "reason": "broken"}, "before": facts()}
+    healthy = {"host": "a", "path": "/root/" + EVIL, "outcome": {"status": "healthy", "reason": "fine"}, "before": None}
+    user = {"path": "/home/u/.local/lib/python3.11/site-packages", "kind": "user", "anchor": "cupy-cuda12x",
+            "anchor_version": "14.2.0", "cuda_majors": [12]}
+    record = {"host": "a", "path": "", "outcome": {"status": "needs repair", "reason": "2 CUDA venv(s)"},
+              "venvs": [broken, healthy], "found": [user], "notes": ["root /data does not exist"]}
+    single = {"host": "b", "path": "/v", "outcome": {"status": "healthy", "reason": "ok"}, "before": facts()}
+    files, rows, _note = render_report({"a": record, "b": single, "c": {}}, "fleet", "builtin")
+    assert sorted(files) == ["host-a.html", "host-a__opt_x_.venv.html", "host-a__root__script_alert__x____script_.html",
+                             "host-b.html", "host-c.html", "index.html"]
+    assert rows[0]["venvs"] == [
+        {"path": "/opt/x/.venv", "status": "needs repair", "page": "host-a__opt_x_.venv.html"},
+        {"path": "/root/" + EVIL, "status": "healthy", "page": "host-a__root__script_alert__x____script_.html"},
+        {"path": user["path"], "status": "not a venv", "page": None}]
+    assert rows[1]["venvs"] == [{"path": "/v", "status": "healthy", "page": "host-b.html"}] and rows[2]["venvs"] == []
+    index = files["index.html"]
+    venv_rows = re.findall(r'<tr class="venv" data-host="([^"]*)" data-path="([^"]*)" data-status="([^"]*)">', index)
+    assert venv_rows == [("a", "/opt/x/.venv", "needs repair"), ("a", "/root/" + html.escape(EVIL), "healthy"),
+                         ("a", user["path"], "not a venv"), ("b", "/v", "healthy")]
+    assert '<a href="host-a__opt_x_.venv.html">/opt/x/.venv</a>' in index and EVIL not in index
+    assert "<td>12</td><td class=\"mono\">cupy-cuda12x 14.2.0</td>" in index
+    assert "4 venv(s) on 2 host(s)." in index
+    assert "root /data does not exist" in files["host-a.html"] and files["host-a.html"].count('<tr class="venv"') == 3
+    assert "/opt/x/.venv" in files["host-a__opt_x_.venv.html"] and "needs repair" in files["host-a__opt_x_.venv.html"]
