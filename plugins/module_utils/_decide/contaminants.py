@@ -15,7 +15,8 @@ wrong for this venv:
   its specifier (sglang-kernel 0.4.10 requires torch==2.14.1 beside torch 2.9.1); the anchor counts at the version
   the declared packages pin, when they pin one;
 - ``ships_other_build``: it ships its own copy of a library that the anchor's import loads from another file with
-  other bytes (whichever is imported first then serves both);
+  other bytes, and does not require the anchor (whichever is imported first then serves both; torchvision's bundled
+  libcudart, which it loads after the torch it requires, serves only itself);
 - ``requires_contaminant``: a requirement of its own names a contaminant.
 Without evidence it is a neighbour (torchvision requiring the installed torch, jax's plugin and cupy on the anchor's
 major, a CUDA wheel they need): listed, never a warning, never removed by default. A contaminant that a kept
@@ -117,7 +118,8 @@ def belonging(obs) -> Belonging:
                 major, _major_evidence(obs, dist), anchor_major, anchor)))
         found += _collisions(obs, dist, candidates)
         found += _requirement_conflicts(requires[info], versions)
-        found += _other_builds(obs, dist)
+        if not any(e.name == anchor for e in requires[info]):  # what imports the anchor first cannot serve it
+            found += _other_builds(obs, dist)
         evidence[info] = found
     _propagate(candidates, requires, evidence)
     held = _held(obs, candidates, evidence, declared)

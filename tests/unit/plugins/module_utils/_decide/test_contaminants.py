@@ -98,6 +98,18 @@ def test_a_consumer_shipping_another_build_of_a_library_the_anchor_loads_is_one(
         "12.8.90): whichever is imported first serves both"),)
 
 
+def test_a_bundled_copy_in_a_distribution_that_imports_the_anchor_first_is_no_evidence():
+    """torchvision.libs/libcudart.e8e8b82a.so.12 keeps the soname libcudart.so.12 (the real layout), but torchvision
+    imports torch first: torch's copy is loaded by then and the bundled one serves torchvision alone."""
+    vision = dist("torchvision", "0.24.1", [same("torchvision.libs/libcudart.e8e8b82a.so.12", b"cudart 12.8 vendored"),
+                                            "torchvision/_C.so"], ["torch (==2.9.1)"])
+    obs = O.healthy(add=[vision], elves=dict(O.stack_elves(), **{
+        "torchvision.libs/libcudart.e8e8b82a.so.12": elf("libcudart.so.12"),
+        "torchvision/_C.so": elf(None, ["libcudart.so.12", "libtorch.so"])}))
+    assert belonging(obs).contaminants == {}
+    assert [n.dist.key for n in belonging(obs).neighbours] == ["torchvision"]
+
+
 def test_a_copy_with_the_same_bytes_is_no_evidence():
     cudart = "nvidia/cuda_runtime/lib/libcudart.so.12"
     runtime = [d for d in O.cu12_support() if d.key == "nvidia-cuda-runtime-cu12"][0]
