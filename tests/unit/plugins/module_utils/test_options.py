@@ -51,7 +51,7 @@ def test_module_keyword_arguments():
                       preflight_arguments):
         assert arguments()["supports_check_mode"] is True
     assert list(FACTS) == ["path", "anchor", "probe", "probe_timeout", "verify", "ld_library_path", "gpu",
-                           "find_links", "index_url", "extra_index_urls", "no_index"]
+                           "find_links", "index_url", "extra_index_urls", "no_index", "gpu_archs"]
 
 
 def test_wheel_sources_are_one_spec_and_index_urls_never_logged():
