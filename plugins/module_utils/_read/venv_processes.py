@@ -7,8 +7,10 @@ Private to the gpuops.cuda_venv collection: not a public API.
 
 A process uses the venv when it maps a file under the venv's root (its libraries, extensions) or under one of the
 venv's previous generations (the swap's folder beside it, where an exchange moves the old tree). A mapping is stale
-when its file was deleted (`` (deleted)``: an in-place reinstall unlinks and writes anew), lies in a previous
-generation (a swap), or the path now holds another inode (replaced). Such a process keeps running the old bytes
+when its file was deleted (`` (deleted)``: the kernel names a mapping by the dentry it was opened through, so a file
+unlinked or renamed over by an in-place reinstall shows so), lies in a previous generation (a swap moves the old tree,
+and the kernel follows it), or its path now holds another inode (replaced: a path reached through another mount).
+Processes of another mount namespace (a container seen from its host) are left out: their paths are not ours. Such a process keeps running the old bytes
 until it restarts (what ``needrestart`` reports for system libraries). Of its environment only the variables of
 ``_core/slow_env.py`` are kept. The caller's own process and its children (the import probe) are left out.
 """
@@ -47,6 +49,7 @@ def venv_processes(root: str, previous: Sequence[str] = (), proc: str = PROC) ->
     prefixes = [os.path.realpath(root).rstrip("/") + "/"]
     older = [os.path.realpath(p).rstrip("/") + "/" for p in previous]
     me = os.getpid()
+    namespace = _namespace(proc, "self")
     found = []
     for name in os.listdir(proc):
         if not name.isdigit() or int(name) == me:
@@ -56,7 +59,7 @@ def venv_processes(root: str, previous: Sequence[str] = (), proc: str = PROC) ->
         if maps is None:
             continue
         files = _mapped(maps.decode("utf-8", "surrogateescape"), prefixes + older)
-        if not files or _parent(proc, pid) == me:
+        if not files or _parent(proc, pid) == me or _namespace(proc, name) != namespace:
             continue
         stale = tuple(sorted((path, why) for path, why in ((p, _staleness(p, ino, older)) for p, ino in files.items()) if why))
         environment, env_error = _environment(proc, pid)
@@ -95,6 +98,13 @@ def _staleness(path: str, inode: int, older: List[str]) -> Optional[str]:
     except OSError:
         return DELETED
     return REPLACED if now != inode else None
+
+
+def _namespace(proc: str, pid: str) -> Optional[str]:
+    try:
+        return os.readlink(os.path.join(proc, pid, "ns", "mnt"))
+    except OSError:
+        return None
 
 
 def _parent(proc: str, pid: int) -> Optional[int]:
