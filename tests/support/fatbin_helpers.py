@@ -5,7 +5,8 @@
 them, compiled by gcc: the kernels reader's and the performance rules' test objects.
 
 ``fatbin_bytes`` writes containers of entries (kind, arch, flags, payload size); ``build_fatbin_so`` compiles a
-C array holding those bytes into the section ``.nv_fatbin`` of a real shared object.
+C array holding those bytes into the section ``.nv_fatbin`` of a real shared object; ``add_fatbin_section`` adds a
+large one with objcopy.
 """
 
 from __future__ import annotations
@@ -17,7 +18,9 @@ import struct
 import subprocess
 import tempfile
 
-from ansible_collections.gpuops.cuda_venv.tests.support.elf_helpers import GCC
+from ansible_collections.gpuops.cuda_venv.tests.support.elf_helpers import GCC, build_so
+
+OBJCOPY = shutil.which("objcopy")
 
 PTX = 1
 SASS = 2
@@ -63,4 +66,19 @@ def build_fatbin_so(path, fatbin: bytes, soname=None) -> str:
         if proc.returncode != 0:
             raise RuntimeError("gcc failed:\n%s" % proc.stderr)
         shutil.copyfile(out, path)
+    return path
+
+
+def add_fatbin_section(path, fatbin: bytes, soname="libbig.so") -> str:
+    """A gcc-built shared object at ``path`` given a ``.nv_fatbin`` section of ``fatbin`` by objcopy --add-section (for
+    sections too large to compile as a C array); return the path."""
+    path = os.fspath(path)
+    plain = build_so(path + ".plain", soname=soname)
+    with tempfile.TemporaryDirectory(prefix="gpuops-fatbin-") as scratch:
+        data = os.path.join(scratch, "fatbin.bin")
+        with open(data, "wb") as handle:
+            handle.write(fatbin)
+        subprocess.run([OBJCOPY, "--add-section", ".nv_fatbin=" + data, "--set-section-flags", ".nv_fatbin=alloc,readonly",
+                        plain, path], check=True, capture_output=True)
+    os.unlink(plain)
     return path

@@ -66,7 +66,8 @@ def repair(options: RepairOptions, make_backend: Callable[[Observations], Backen
     static = _static_options(options.facts)
     root = os.path.abspath(options.facts.path)
     if options.check_mode:
-        seen = observe(dataclasses.replace(static, probe=options.probe, gpu=True) if options.report_facts else static, runner)
+        seen = observe(dataclasses.replace(static, probe=options.probe, gpu=True, performance=True) if options.report_facts
+                       else static, runner)
         obs = _planned_from(seen)
         result = _check_result(options, obs, root, Run(options, make_backend, runner, tuple(secrets), observed=obs))
         if options.report_facts:
@@ -150,8 +151,8 @@ def _run_plan(run, root, state_dir, before, plan, recovered) -> dict:
 
 
 def _static_options(facts: FactsOptions) -> FactsOptions:
-    """The user's facts options without the import probe and NVML: what planning reads."""
-    return dataclasses.replace(facts, probe=False, gpu=False)
+    """The user's facts options without the import probe, NVML and the performance part: what planning reads."""
+    return dataclasses.replace(facts, probe=False, gpu=False, performance=False)
 
 
 def _planned_from(obs: Observations) -> Observations:
