@@ -216,6 +216,17 @@ options:
     type: str
     choices: [none, user, system]
     default: none
+  gpu_archs:
+    description:
+      - Compute capabilities, as NVML writes them (C("8.0"), C("9.0")), of the GPUs the venv must run on; without
+        them, those NVML reports on the node (none, where it has no GPU or no NVML).
+      - Before any change, every wheel of O(packages) the plan installs is read (the C(.nv_fatbin) section of each
+        shared object inside it), and one with no kernel (no machine code, no PTX) for one of these GPUs is refused
+        with C(INSTALL_NO_KERNEL), naming the wheel, the library and the architectures it has.
+    type: list
+    elements: str
+    default: []
+    version_added: "1.1.0"
   facts:
     description:
       - In check mode, also return the venv's facts as RV(ansible_facts.cuda_venv), what
