@@ -329,10 +329,19 @@ verified:
   type: dict
 refused:
   description:
-    - The findings (C(INSTALL_WOULD_OVERWRITE), C(INSTALL_CUDA_MAJOR_MISMATCH)) that refused the plan before any
-      change, each naming the wheel, the paths (shared objects first) with their current owners, and the way out.
+    - The findings (C(INSTALL_WOULD_OVERWRITE), C(INSTALL_CUDA_MAJOR_MISMATCH), C(INSTALL_NO_KERNEL)) that refused the
+      plan before any change, each naming the wheel, the paths (shared objects first) with their current owners, or
+      the library without a kernel for the GPU and the architectures it has, and the way out.
       They also lead RV(findings).
   returned: when the plan is refused
+  type: list
+  elements: dict
+restart_needed:
+  description:
+    - The processes that still run files of an older generation of the venv after the run (files an in-place repair
+      replaced, or the tree a swap moved aside), as RV(gpuops.cuda_venv.cuda_venv_facts#module:ansible_facts.cuda_venv.performance.restart_needed)
+      - C(pid), C(cmdline), C(stale) (paths as the kernel names them) and C(reasons). Hook a service restart to it.
+  returned: success, not in check mode
   type: list
   elements: dict
 strategy:

@@ -37,6 +37,8 @@ from ansible_collections.gpuops.cuda_venv.plugins.module_utils._decide.plan impo
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._install.install_guard import InstallCheck
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._install.installers import Backend
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._read.observe import FactsOptions, loader_config, observe, without_probe
+from ansible_collections.gpuops.cuda_venv.plugins.module_utils._decide.performance import restart_needed
+from ansible_collections.gpuops.cuda_venv.plugins.module_utils._read.venv_processes import venv_processes
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._read.observe import Observations
 
 
@@ -78,9 +80,12 @@ def repair(options: RepairOptions, make_backend: Callable[[Observations], Backen
     with VenvLock(state_dir, timeout=options.lock_timeout) as lock:
         run.lock_fd = lock.fileno()
         try:
-            return _converge(run, root, state_dir, static)
+            result = _converge(run, root, state_dir, static)
         finally:
             shutil.rmtree(os.path.join(state_dir, PYCACHE_DIR), ignore_errors=True)
+    # Processes that still run the files this run replaced (or that an earlier one did): what a role restarts.
+    result["restart_needed"] = restart_needed(venv_processes(root, (swap_dir_of(root),)))
+    return result
 
 
 def _converge(run, root: str, state_dir: str, static: FactsOptions) -> dict:

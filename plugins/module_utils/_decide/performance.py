@@ -299,7 +299,13 @@ def performance_facts(obs) -> dict:
         },
         "processes": [{"pid": p.pid, "cmdline": p.cmdline, "mapped": p.mapped, "stale": len(p.stale),
                        "environment_error": p.environment_error} for p in reading.processes],
-        "restart_needed": [{"pid": p.pid, "cmdline": p.cmdline, "stale": [path for path, _why in p.stale],
-                            "reasons": sorted({why for _path, why in p.stale})} for p in reading.processes if p.stale],
+        "restart_needed": restart_needed(reading.processes),
         "seconds": dict(reading.seconds),
     }
+
+
+def restart_needed(processes) -> List[dict]:
+    """The processes (venv_processes.VenvProcess) still running files of an older generation of the venv: ``pid``,
+    ``cmdline``, ``stale`` (paths as the kernel names them) and ``reasons``; what a role's handler restarts."""
+    return [{"pid": p.pid, "cmdline": p.cmdline, "stale": [path for path, _why in p.stale],
+             "reasons": sorted({why for _path, why in p.stale})} for p in processes if p.stale]
