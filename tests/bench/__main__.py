@@ -141,7 +141,7 @@ class _Bench:
         if "fleet" in self.parts:
             self.timed("fleet", lambda: self.emit(_fleet.fleet(REPO, self.work, _log)))
         if "kernels" in self.parts:
-            self.timed("kernels", lambda: self.emit(_kernels.run(self.work, self.args.runs, _log)))
+            self.timed("kernels", lambda: self.emit(_kernels.run(self.work, self.args.runs, _log, _realvenv.cached(REPO))))
 
     def timed(self, name: str, part) -> None:
         started = time.monotonic()

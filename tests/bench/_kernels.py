@@ -15,7 +15,10 @@ from __future__ import annotations
 import struct
 import time
 from pathlib import Path
+from typing import Optional
 
+from ansible_collections.gpuops.cuda_venv.plugins.module_utils._core.names import is_shared_object
+from ansible_collections.gpuops.cuda_venv.plugins.module_utils._read.elf import ElfError
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._read.fatbin import read_kernels
 
 from ._measure import fixed
@@ -60,7 +63,21 @@ def write_sparse_elf(path: Path, section_mb: int = SECTION_MB, containers: int =
     return containers * len(ARCHS)
 
 
-def run(work: Path, runs: int, log) -> Table:
+def _venv_objects(venv: Path):
+    return sorted(str(p) for p in venv.rglob("*") if is_shared_object(p.name) and p.is_file() and not p.is_symlink())
+
+
+def _read_all(paths) -> int:
+    found = 0
+    for path in paths:
+        try:
+            found += read_kernels(path) is not None
+        except (ElfError, OSError):
+            continue
+    return found
+
+
+def run(work: Path, runs: int, log, real_venv: Optional[Path] = None) -> Table:
     path = work / "libtorch_cuda_sparse.so"
     entries = write_sparse_elf(path)
     log("bench: kernels reader on %s (%d MB sparse section, %d entries)" % (path.name, SECTION_MB, entries))
@@ -79,4 +96,14 @@ def run(work: Path, runs: int, log) -> Table:
     table.add("kernels", "read the SASS and PTX architectures of a %d MB section" % SECTION_MB,
               fixed(sorted(seconds)[len(seconds) // 2], runs), goal=GOAL)
     path.unlink()
+    if real_venv is not None:
+        objects = _venv_objects(real_venv)
+        carriers = _read_all(objects)
+        seconds = []
+        for _run in range(runs):
+            started = time.perf_counter()
+            _read_all(objects)
+            seconds.append(time.perf_counter() - started)
+        table.add("kernels-real", "every shared object of the real torch venv (%d, %d with kernels), warm" % (
+            len(objects), carriers), fixed(sorted(seconds)[len(seconds) // 2], runs), goal=GOAL)
     return table

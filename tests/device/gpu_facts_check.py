@@ -72,8 +72,8 @@ def _compact(facts: dict) -> dict:
     perf = facts["performance"]
     if not perf.get("gathered"):
         return perf
-    extensions = [{k: e.get(k) for k in ("path", "distribution", "sass", "ptx", "verdicts", "flags", "entries", "containers",
-                                          "section_size", "problem", "error")} for e in perf["kernels"]["extensions"]]
+    keys = ("path", "distribution", "sass", "ptx", "verdicts", "flags", "entries", "containers", "section_size", "problem", "error")
+    extensions = [{k: e.get(k) for k in keys} for e in perf["kernels"]["extensions"]]
     return {"targets": perf["kernels"]["targets"], "extensions": extensions, "gpus": perf["gpus"],
             "environment": perf["environment"], "processes": len(perf["processes"]),
             "restart_needed": perf["restart_needed"], "seconds": perf["seconds"]}
