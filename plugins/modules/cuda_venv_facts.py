@@ -250,7 +250,8 @@ ansible_facts:
                   C(default_limit), C(usage)), C(pcie) (C(generation), C(generation_max), C(width), C(width_max)), C(ecc)
                   (C(enabled), C(uncorrected_volatile), C(uncorrected_aggregate), C(retired_pages_pending),
                   C(remapped_rows_pending), C(remapping_failed)), C(persistence_mode), C(mig_mode) (C(current), C(pending)),
-                  C(processes) (C(pid), C(used_memory_mib), C(uses_venv)) and C(unsupported) (the fields NVML could not give).
+                  C(processes) (C(pid), C(used_memory_mib), C(visible) - the PID is in this node's C(/proc), NVML giving the
+                  host's PIDs - and C(uses_venv)) and C(unsupported) (the fields NVML could not give).
               type: list
               elements: dict
             environment:

@@ -165,15 +165,26 @@ def _state_findings(subject: str, state: dict, ours: set) -> List[Finding]:
             F.GPU_MIG_ENABLED, F.INFO, subject,
             "%s: MIG mode is on: a job sees one GPU instance, a fraction of the GPU's compute and memory." % subject,
             "Expected on a partitioned GPU; nvidia-smi -i INDEX -mig 0 (as root, no process on it) for the whole GPU."))
-    others = [p for p in state.get("processes") or [] if p["pid"] not in ours]
+    others = [p for p in state.get("processes") or [] if p["pid"] not in ours and p.get("visible", True)]
+    unseen = [p for p in state.get("processes") or [] if p["pid"] not in ours and not p.get("visible", True)]
     if others:
         found.append(Finding(
             F.GPU_SHARED, F.WARNING, subject,
-            "%s: %d compute process(es) that do not use this venv run on it: %s." % (subject, len(others), ", ".join(
-                "pid %d (%s MiB)" % (p["pid"], p["used_memory_mib"]) for p in others[:_SHOWN])),
+            "%s: %d compute process(es) that do not use this venv run on it: %s." % (subject, len(others), _pids(others)),
             "Another tenant shares the GPU: its work competes with the venv's jobs for compute and memory.",
             {"processes": others}))
+    elif unseen:
+        found.append(Finding(
+            F.GPU_SHARED, F.INFO, subject,
+            "%s: %d compute process(es) of another PID namespace (another container, or the host) run on it: %s." % (
+                subject, len(unseen), _pids(unseen)),
+            "If none of them is this venv's job seen from the host, another tenant shares the GPU (nvidia-smi on the "
+            "host names them).", {"processes": unseen}))
     return found
+
+
+def _pids(processes) -> str:
+    return ", ".join("pid %d (%s MiB)" % (p["pid"], p["used_memory_mib"]) for p in processes[:_SHOWN])
 
 
 def _pcie_findings(subject: str, pcie: dict) -> List[Finding]:

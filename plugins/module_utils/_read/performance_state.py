@@ -63,5 +63,17 @@ def read_performance(root: str, shared_objects: Iterable[str], gpu_states: Tuple
     swap_dir = swap_dir_of(root)
     processes = tuple(venv_processes(root, (swap_dir,) if os.path.isdir(swap_dir) else ()))
     seconds["processes"] = time.monotonic() - started
-    return PerformanceReading(tuple(extensions), tuple(gpu_states), activate, processes,
+    return PerformanceReading(tuple(extensions), tuple(_with_visibility(gpu_states)), activate, processes,
                               {k: round(v, 3) for k, v in seconds.items()})
+
+
+def _with_visibility(gpu_states: Tuple[dict, ...], proc: str = "/proc") -> list:
+    """Each state's compute processes with ``visible``: NVML gives host PIDs, which a container does not see (or sees
+    as other processes); a PID absent from this /proc belongs to another PID namespace."""
+    states = []
+    for state in gpu_states:
+        if state.get("processes") is not None:
+            state = dict(state, processes=[dict(p, visible=os.path.isdir(os.path.join(proc, str(p["pid"]))))
+                                           for p in state["processes"]])
+        states.append(state)
+    return states

@@ -110,7 +110,8 @@ STATE = {
     "ecc": {"enabled": True, "uncorrected_volatile": 3, "uncorrected_aggregate": 3, "retired_pages_pending": False,
             "remapped_rows_pending": True, "remapping_failed": False},
     "persistence_mode": False, "mig_mode": {"current": True, "pending": True},
-    "processes": [{"pid": 4242, "used_memory_mib": 81920}, {"pid": 5000, "used_memory_mib": 1024}],
+    "processes": [{"pid": 4242, "used_memory_mib": 81920, "visible": True}, {"pid": 5000, "used_memory_mib": 1024, "visible": True},
+                  {"pid": 7, "used_memory_mib": 2048, "visible": False}],
     "unsupported": [],
 }
 HEALTHY_STATE = dict(STATE, clock_event_reasons=["gpu_idle"], power_w={"limit": 700.0, "default_limit": 700.0, "usage": 80.0},
@@ -136,7 +137,16 @@ def test_every_slow_gpu_state_is_a_finding():
     assert found[1].message.startswith("GPU 0 (NVIDIA H200): its power limit is 500.0 W, below the default 700.0 W")
     assert found[3].message == ("GPU 0 (NVIDIA H200): 3 uncorrected ECC error(s) since the driver loaded; row remapping "
                                 "pending (until a GPU reset).")
-    assert found[6].details == {"processes": [{"pid": 5000, "used_memory_mib": 1024}]}  # 4242 runs on the venv
+    assert found[6].details == {"processes": [{"pid": 5000, "used_memory_mib": 1024, "visible": True}]}  # 4242: the venv's
+
+
+def test_a_process_of_another_pid_namespace_is_only_info():
+    state = dict(HEALTHY_STATE, pcie=dict(HEALTHY_STATE["pcie"], generation=5),
+                 processes=[{"pid": 812345, "used_memory_mib": 70000, "visible": False}])
+    found = performance_findings(_gpu_obs(state))
+    assert _codes(found) == [(F.GPU_SHARED, F.INFO, "GPU 0 (NVIDIA H200)")]
+    assert found[0].message == ("GPU 0 (NVIDIA H200): 1 compute process(es) of another PID namespace (another container, "
+                                "or the host) run on it: pid 812345 (70000 MiB).")
 
 
 def test_an_idle_healthy_gpu_gives_only_the_idle_link_note():

@@ -117,3 +117,4 @@ def test_this_process_and_its_children_are_left_out(venv):
     finally:
         child.kill()
         child.wait()
+
