@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import os
 import shutil
-import signal
 import subprocess
 import sys
 import time
@@ -19,8 +18,7 @@ from ansible_collections.gpuops.cuda_venv.plugins.module_utils._read.venv_layout
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._read.venv_processes import (
     DELETED, PREVIOUS, VenvProcess, venv_processes)
 from ansible_collections.gpuops.cuda_venv.tests.support.elf_helpers import build_so, requires_gcc
-
-HOLD = "import ctypes, sys, time; ctypes.CDLL(sys.argv[1]); open(sys.argv[2], 'w').close(); time.sleep(120)"
+from ansible_collections.gpuops.cuda_venv.tests.support.venv_holder import HOLD, start_holder, stop_holders
 
 
 @pytest.fixture
@@ -34,29 +32,11 @@ def venv(tmp_path):
 
 
 @pytest.fixture
-def holder(tmp_path):
-    """Start the venv's python holding ``library`` as a daemon (its parent exits: it is not this test's child), with
-    ``env``; yield (pid, cmdline); kill it by its pid."""
+def holder():
+    """start(root, library, env) -> (pid, cmdline): the venv's python holding ``library`` as a daemon; killed after."""
     started = []
-
-    def start(root, library, env):
-        ready = str(tmp_path / "ready")
-        argv = [os.path.join(root, "bin", "python"), "-c", HOLD, library, ready]
-        out = subprocess.run(["sh", "-c", '"$@" </dev/null >/dev/null 2>&1 & echo $!', "sh"] + argv,
-                             capture_output=True, text=True, env=env, check=True)
-        pid = int(out.stdout.split()[-1])
-        started.append(pid)
-        for _wait in range(400):
-            if os.path.exists(ready):
-                return pid, " ".join(argv)
-            time.sleep(0.025)
-        raise AssertionError("the holder did not start")
-    yield start
-    for pid in started:
-        try:
-            os.kill(pid, signal.SIGKILL)
-        except ProcessLookupError:
-            pass
+    yield lambda root, library, env: start_holder(os.path.join(root, "bin", "python"), library, env, started)
+    stop_holders(started)
 
 
 def _env(**extra):
