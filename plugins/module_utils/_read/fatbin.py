@@ -32,6 +32,7 @@ _ARCH_AT = 28
 _FLAGS_AT = 40
 _ENTRY_READ = 48
 _ALIGN = 8
+_MAX_OFFSET = 1 << 62  # beyond any file; pread takes a signed 64-bit offset
 _MAX_ENTRIES = 1 << 22  # far above any real library (a bound on what one bad file can cost)
 
 
@@ -63,7 +64,7 @@ def read_kernels(path) -> Optional[Kernels]:
     """The kernels of the ELF file ``path``; None when it has no ``.nv_fatbin``. Raises ElfError, OSError."""
     fd = os.open(os.fspath(path), os.O_RDONLY)
     try:
-        return kernels_of(lambda offset, size: os.pread(fd, size, offset))
+        return kernels_of(lambda offset, size: os.pread(fd, size, offset) if offset < _MAX_OFFSET else b"")
     except ElfError as exc:
         raise ElfError(exc.reason, os.fspath(path), exc.header) from None
     finally:

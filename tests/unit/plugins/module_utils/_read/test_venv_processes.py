@@ -97,4 +97,3 @@ def test_this_process_and_its_children_are_left_out(venv):
     finally:
         child.kill()
         child.wait()
-
