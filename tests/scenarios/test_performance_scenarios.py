@@ -96,3 +96,30 @@ def test_the_repair_refuses_a_declared_wheel_without_a_kernel_for_the_gpu(tmp_pa
     rc, result, output = run_module(tmp_path, "cuda_venv_repair", dict(args, gpu_archs=["9.0"]), check=True)
     assert rc == 0, output
     assert [[a["name"] for a in b["actions"]] for b in result["plan"]["batches"]] == [["sglang-kernel"]]
+
+
+@pytest.mark.parametrize("strategy, reason", [("in_place", "deleted"), ("swap", "previous generation")])
+def test_the_repair_names_the_processes_to_restart(tmp_path, holders, strategy, reason):
+    """A job holds toy's library; toy's library is damaged; the repair reinstalls it: in place the job's mapping is
+    deleted, by swap it moved to the previous generation. Either way the result names the job to restart."""
+    uv = os.path.join(os.path.dirname(sys.executable), "uv")
+    path = tmp_path / "train"
+    subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(path)], check=True)
+    lib = build_fatbin_so(tmp_path / "libtoy.so", FLASH_OPS, soname="libtoy.so")
+    with open(lib, "rb") as handle:
+        make_wheel(str(tmp_path / "wh"), "toy", "1.0", files={"toy/__init__.py": b"", "toy/libtoy.so": handle.read()})
+    env = dict(os.environ, UV_CACHE_DIR=str(tmp_path / "uv-cache"), UV_LINK_MODE="copy")
+    subprocess.run([uv, "pip", "install", "--python", str(path / "bin" / "python"), "--no-index", "--find-links",
+                    str(tmp_path / "wh"), "toy==1.0"], check=True, env=env, capture_output=True)
+    library = str(next(path.glob("lib/python3*/site-packages")) / "toy" / "libtoy.so")
+    pid, cmdline = start_holder(str(path / "bin" / "python"), library, {"PATH": os.environ["PATH"]}, holders)
+    with open(library, "ab") as handle:
+        handle.write(b"damage")  # in place: the job keeps its mapping, RECORD's size no longer matches
+    args = {"path": str(path), "anchor": "toy", "find_links": [str(tmp_path / "wh")], "no_index": True, "backend": "uv",
+            "uv_executable": uv, "strategy": strategy}
+    rc, result, output = run_module(tmp_path, "cuda_venv_repair", args, env={"UV_CACHE_DIR": str(tmp_path / "uv-cache")})
+    assert rc == 0 and result["changed"] is True, output
+    assert result["strategy"] == strategy
+    [row] = result["restart_needed"]
+    assert (row["pid"], row["cmdline"], row["reasons"]) == (pid, cmdline, [reason])
+    assert len(row["stale"]) == 1 and row["stale"][0].endswith("/toy/libtoy.so" + (" (deleted)" if reason == "deleted" else ""))
