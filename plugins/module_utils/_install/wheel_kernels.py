@@ -12,8 +12,8 @@ straight from the zip member, and judged by the facts' own rule (``_decide/perfo
 refused: its libraries carry no sm_70 and no PTX (FACTS.md section 11).
 
 A wheel member is compressed: a forward read decompresses up to the offset (never keeping it), a read behind the
-stream restarts it; the last stretch streamed is kept so that the section names just before the section headers
-cost no second pass. A large library costs about two decompressions of itself.
+stream restarts it; the two chunks streamed last before a read are kept with it, so that the section names just before
+the section headers cost no second pass. A large library costs about two decompressions of itself.
 """
 
 from __future__ import annotations
@@ -39,31 +39,27 @@ class _MemberReader:
         self.archive, self.name = archive, name
         self.stream = None
         self.pos = 0
-        self.window, self.window_start = b"", 0  # the last bytes streamed
+        # What the last read returned, with up to two chunks streamed past just before it.
+        self.window, self.window_start = b"", 0
 
     def __call__(self, offset: int, size: int) -> bytes:
-        end = self.window_start + len(self.window)
-        if self.window_start <= offset and offset + size <= end:
+        if self.window_start <= offset and offset + size <= self.window_start + len(self.window):
             return self.window[offset - self.window_start:offset - self.window_start + size]
         if self.stream is None or offset < self.pos:
             if self.stream is not None:
                 self.stream.close()
-            self.stream, self.pos, self.window, self.window_start = self.archive.open(self.name), 0, b"", 0
+            self.stream, self.pos = self.archive.open(self.name), 0
+        before, last = b"", b""  # references while skipping; joined once below
         while self.pos < offset:
             chunk = self.stream.read(min(_CHUNK, offset - self.pos))
             if not chunk:
                 return b""
-            self._keep(chunk)
+            before, last = last, chunk
+            self.pos += len(chunk)
         data = self.stream.read(size)
-        self._keep(data)
+        self.window, self.window_start = before + last + data, self.pos - len(before) - len(last)
+        self.pos += len(data)
         return data
-
-    def _keep(self, chunk: bytes) -> None:
-        if len(self.window) + len(chunk) > 2 * _CHUNK:
-            drop = len(self.window) + len(chunk) - 2 * _CHUNK
-            self.window, self.window_start = self.window[drop:], self.window_start + drop
-        self.window += chunk
-        self.pos += len(chunk)
 
     def close(self) -> None:
         if self.stream is not None:
