@@ -10,7 +10,8 @@ short_description: Turn cuda_venv facts into a report a person reads in a few se
 version_added: "1.0.0"
 description:
   - Takes the C(ansible_facts.cuda_venv) dictionary returned by M(gpuops.cuda_venv.cuda_venv_facts) and returns a
-    list of lines - the verdict, then each error and warning with its fix, then a count of informational findings.
+    list of lines - the verdict, then each error and warning with its fix, then a count of informational findings,
+    then the neighbours kept (CUDA wheels and consumers nothing proves wrong).
 options:
   _input:
     description: The C(cuda_venv) facts.
@@ -63,6 +64,9 @@ def cuda_venv_report(facts, info=False):
             lines.append("      fix: %s" % finding["fix"])
     if quiet:
         lines.append("(%d informational finding(s) not shown: optional plugins and similar)" % quiet)
+    neighbours = [n.get("distribution") for n in facts.get("neighbours") or []]
+    if neighbours:
+        lines.append("kept as neighbours (nothing proves them wrong): %s" % ", ".join(neighbours))
     return lines
 
 

@@ -224,6 +224,32 @@ ansible_facts:
               distributions: ["sglang-kernel 0.3.21", "nvidia-cudnn-cu13 9.24.0.43"]
               requested: ["sglang-kernel 0.3.21"]
               duration: 0.021
+        contaminants:
+          description:
+            - The CUDA wheels and consumers nothing declared requires that evidence on disk proves wrong for this venv,
+              each with C(distribution), C(cuda_major), C(evidence) (a list of C(kind) and C(text)) and C(held_by) (kept
+              distributions outside the CUDA stack that require it). Each is also a CUDA_DIST_UNREQUIRED finding.
+          type: list
+          elements: dict
+          returned: always
+          sample:
+            - distribution: "sglang-kernel 0.4.10"
+              cuda_major: null
+              evidence: [{kind: requirement_conflict, text: "requires torch==2.14.1; torch 2.9.1 is installed"}]
+              held_by: []
+        neighbours:
+          description:
+            - The CUDA wheels and consumers nothing declared requires and nothing proves wrong (torchvision, torchaudio,
+              jax's CUDA plugins, cupy, the CUDA wheels they need), each with C(distribution), C(cuda_major), C(kind)
+              (V(consumer) or V(library)) and C(why). Never a finding, never removed by default.
+          type: list
+          elements: dict
+          returned: always
+          sample:
+            - distribution: "torchvision 0.24.1"
+              cuda_major: 12
+              kind: consumer
+              why: "a CUDA 12 consumer requiring torch (==2.9.1) (torch 2.9.1); nothing on disk proves it wrong for this venv"
         performance:
           description:
             - What can make the healthy venv slow (docs/FINDINGS.md, "Why a healthy venv is slow"); C(gathered) is
@@ -308,9 +334,10 @@ from ansible.module_utils.basic import AnsibleModule, missing_required_lib
 
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._core.errors import CudaVenvError
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._core.runner import SubprocessRunner
-from ansible_collections.gpuops.cuda_venv.plugins.module_utils._decide.facts_report import facts_options, gather_facts
+from ansible_collections.gpuops.cuda_venv.plugins.module_utils._act.facts import gather_facts
+from ansible_collections.gpuops.cuda_venv.plugins.module_utils._decide.facts_report import facts_options
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._options import facts_arguments
-from ansible_collections.gpuops.cuda_venv.plugins.module_utils._read.requirements import HAS_PACKAGING, PACKAGING_IMPORT_ERROR
+from ansible_collections.gpuops.cuda_venv.plugins.module_utils._core.packaging_lib import HAS_PACKAGING, PACKAGING_IMPORT_ERROR
 
 
 def main():

@@ -67,7 +67,13 @@ options:
     default: []
   prune:
     description:
-      - C(cuda) removes CUDA wheels and known CUDA consumers outside the declared set.
+      - C(cuda) removes the contaminants - CUDA wheels and CUDA consumers outside the declared set that evidence on disk
+        proves wrong for this venv (built for another CUDA major than the anchor, installing paths a kept wheel owns,
+        requiring an anchor version or build that is not the one installed or pinned, shipping another build of a
+        library the anchor loads, or requiring such a contaminant). Each removal in the plan carries its C(evidence).
+        Neighbours - torchvision, torchaudio, jax and its CUDA plugins, cupy and the CUDA wheels they need, on the
+        anchor's CUDA major - are kept. Before 1.1.0 it removed every CUDA wheel and consumer the anchor does not
+        require; name those in O(remove) (or use C(all)) to remove them now.
       - C(none) removes only what O(remove) names.
       - C(all) removes every distribution outside the declared set (like C(uv pip sync)), except pip,
         setuptools, wheel and uv.
@@ -281,6 +287,8 @@ plan:
           gets) and C(reason).
         - The removal of a distribution whose RECORD lists paths leaving the venv also has C(record) and C(outside),
           the entries cut from that RECORD before the installer reads it.
+        - A removal by O(prune=cuda) also has C(evidence), what on disk proves the distribution wrong for this venv, a list
+          of C(kind) and C(text) (docs/FINDINGS.md, CUDA_DIST_UNREQUIRED).
       returned: always
       type: list
       elements: dict
@@ -386,7 +394,7 @@ from ansible_collections.gpuops.cuda_venv.plugins.module_utils._act.request impo
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._core.errors import CudaVenvError
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._core.runner import SubprocessRunner
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._options import repair_arguments
-from ansible_collections.gpuops.cuda_venv.plugins.module_utils._read.requirements import HAS_PACKAGING, PACKAGING_IMPORT_ERROR
+from ansible_collections.gpuops.cuda_venv.plugins.module_utils._core.packaging_lib import HAS_PACKAGING, PACKAGING_IMPORT_ERROR
 
 
 def main():

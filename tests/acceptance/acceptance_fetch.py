@@ -50,8 +50,11 @@ GROUPS = (
     Group("torch-2.14.1-cu13", ("torch==2.14.1",), int(2.0 * GB), "torch 2.14.1 with its CUDA 13 stack"),
     Group("sglang-kernel-0.4.10", ("sglang-kernel==0.4.10",), int(0.4 * GB),
           "the consumer the incident's SGLang install brought (it requires torch 2.14.1): the guard refuses it"),
+    Group("neighbours-cu12", ("torch==2.9.1", "torchvision==0.24.1", "torchaudio==2.9.1", "jax[cuda12]==0.10.2",
+                              "cupy-cuda12x==14.2.0"), int(0.8 * GB),
+          "torchvision, torchaudio, jax[cuda12] and cupy-cuda12x resolved with torch 2.9.1: a researcher's multi-framework venv"),
 )
-APPROX_TOTAL_GB = 8.0
+APPROX_TOTAL_GB = 8.8
 
 
 def enabled() -> bool:

@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from typing import Dict, List, Optional
 
 HEADER = ("scenario", "venv built s", "findings (errors)", "batches (actions)", "strategy", "facts s", "repair s", "second run s",
-          "result")
+          "unproven removals", "result")
 
 
 @dataclass
@@ -31,6 +31,7 @@ class Row:
     facts_seconds: Optional[float] = None
     repair_seconds: Optional[float] = None
     second_seconds: Optional[float] = None
+    unproven_removals: Optional[int] = None  # removals no CUDA_DIST_UNREQUIRED evidence proves wrong (issue 28: 0)
     outcomes: Dict[str, str] = field(default_factory=dict)  # test name -> passed, failed, xfailed, ...
 
     def result(self) -> str:
@@ -46,7 +47,8 @@ class Row:
         def seconds(value):
             return "-" if value is None else "%.1f" % value
         return [self.scenario, seconds(self.build_seconds), self.findings or "-", self.batches or "-", self.strategy or "-",
-                seconds(self.facts_seconds), seconds(self.repair_seconds), seconds(self.second_seconds), self.result()]
+                seconds(self.facts_seconds), seconds(self.repair_seconds), seconds(self.second_seconds),
+                "-" if self.unproven_removals is None else str(self.unproven_removals), self.result()]
 
 
 def summarize_findings(facts: dict) -> str:

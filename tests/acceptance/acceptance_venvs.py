@@ -28,14 +28,16 @@ from typing import Callable, Dict, List, Optional, Sequence, Tuple
 
 from acceptance_fetch import GB, AcceptanceError, cache_root, find_python, require_free, wheelhouse
 
-TORCH = {"cu12": "torch==2.9.1", "cu13": "torch==2.14.1"}
-CUDNN = {"cu12": 91002, "cu13": 92400}  # torch.backends.cudnn.version() of the pinned cudnn wheel
+# What a healthy copy of each stack installs: torch, or torch and its neighbours (FACTS.md section 9).
+NEIGHBOURS = ("torchvision==0.24.1", "torchaudio==2.9.1", "jax[cuda12]==0.10.2", "cupy-cuda12x==14.2.0")
+TORCH = {"cu12": ("torch==2.9.1",), "cu13": ("torch==2.14.1",), "cu12-multi": ("torch==2.9.1",) + NEIGHBOURS}
+CUDNN = {"cu12": 91002, "cu13": 92400, "cu12-multi": 91002}  # torch.backends.cudnn.version() of the pinned cudnn wheel
 CONTAMINANTS = ("nvidia-cudnn-cu13==9.24.0.43", "nvidia-cusparselt-cu13==0.8.1", "nvidia-nccl-cu13==2.30.7",
                 "nvidia-nvshmem-cu13==3.4.5")
 # Free disk a scenario needs beside a warm uv cache (measured: pip writes the cu13 wheels, the repair the cu12 ones,
 # pip's uninstall stash and the repair's snapshots are hard links); and what filling uv's cache needs.
 SCENARIO_BYTES = 8 * GB
-UV_CACHE_BYTES = {"cu12": 8 * GB, "cu13": 7 * GB}
+UV_CACHE_BYTES = {"cu12": 8 * GB, "cu13": 7 * GB, "cu12-multi": 9 * GB}
 PROBE = ("import json, torch; print(json.dumps({'torch': torch.__version__, 'cuda': torch.version.cuda, "
          "'cudnn': torch.backends.cudnn.version()}))")
 
@@ -116,7 +118,7 @@ def build_copy(stack: str, dest: Path, made_by: str = "pip") -> List[Completed]:
               [uv_executable(), "venv", "--no-config", "--quiet", "--python", find_python(), dest])
     done = [run(create),
             run([uv_executable(), "pip", "install", "--no-config", "--python", dest / "bin" / "python", "--link-mode",
-                 "hardlink", "--no-index", "--find-links", wheelhouse(), TORCH[stack]])]
+                 "hardlink", "--no-index", "--find-links", wheelhouse(), *TORCH[stack]])]
     uv_cache.mkdir(parents=True, exist_ok=True)
     uv_cache.joinpath(".warm-" + stack).touch()
     return done
@@ -190,6 +192,11 @@ def remove_curand(venv: Path) -> List[Completed]:
     return [pip_uninstall(venv, ["nvidia-curand"])]
 
 
+def cascade(venv: Path) -> List[Completed]:
+    """The incident's cascade in a healthy venv: torch's cuDNN and cuSPARSELt uninstalled (import fails on libcudnn)."""
+    return [pip_uninstall(venv, ["nvidia-cudnn-cu12", "nvidia-cusparselt-cu12"])]
+
+
 def truncate_nccl(venv: Path) -> List[Completed]:
     """libnccl.so.2 at 0 bytes, by a new empty file renamed into place: the old inode is shared with uv's cache."""
     target = site_packages(venv) / "nvidia" / "nccl" / "lib" / "libnccl.so.2"
@@ -231,6 +238,9 @@ SCENARIOS = (
              made_by="uv"),
     Scenario("uv-gutted", "cu12", (uv_contaminate, uv_gut), "gutted in a venv made by uv venv (no pip), with uv",
              made_by="uv"),
+    Scenario("multi-healthy-cu12", "cu12-multi", (), "torch 2.9.1 with torchvision, torchaudio, jax[cuda12], cupy-cuda12x"),
+    Scenario("multi-contaminated", "cu12-multi", (contaminate,), "the multi-framework venv, the four cu13 wheels over it"),
+    Scenario("multi-cascade", "cu12-multi", (cascade,), "the multi-framework venv, torch's cuDNN and cuSPARSELt uninstalled"),
 )
 
 

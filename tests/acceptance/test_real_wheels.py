@@ -13,7 +13,8 @@ import pytest
 from acceptance_fetch import GROUPS, cache_root, enabled, fetched, wheelhouse
 from acceptance_table import summarize_findings
 from acceptance_venvs import (
-    CONTAMINANTS, CUDNN, SCENARIOS, distributions, probe_torch, record_mismatches, scenario, site_packages, uv_executable)
+    CONTAMINANTS, CUDNN, SCENARIOS, distributions, probe_torch, record_mismatches, run, scenario, site_packages,
+    uv_executable)
 
 from tests.scenarios.scenario_tools import codes, subjects, system_provides
 
@@ -179,6 +180,32 @@ def check_gutted_source(facts):
             "install that was undone." % history[2]["time"]) in source["message"], source["message"]
 
 
+# What torchvision, torchaudio, jax[cuda12] and cupy-cuda12x bring beside torch 2.9.1: never a finding, never removed.
+NEIGHBOURS = ["cupy-cuda12x", "jax-cuda12-pjrt", "jax-cuda12-plugin", "nvidia-cuda-nvcc-cu12", "torchaudio", "torchvision"]
+NEIGHBOUR_VERSIONS = {"torchvision": "0.24.1", "torchaudio": "2.9.1", "jax": "0.10.2", "jaxlib": "0.10.2",
+                      "jax-cuda12-plugin": "0.10.2", "jax-cuda12-pjrt": "0.10.2", "cupy-cuda12x": "14.2.0"}
+NEIGHBOUR_IMPORT = "import torch, torchvision, torchaudio, jax; print(torchvision.__version__, jax.__version__)"
+
+
+def check_neighbours(facts):
+    assert sorted(n["distribution"].split(" ")[0] for n in facts["neighbours"]) == NEIGHBOURS, excerpt(facts)
+    assert not set(NEIGHBOURS) & {c["distribution"].split(" ")[0] for c in facts["contaminants"]}
+
+
+def check_multi_healthy(facts):
+    check_healthy(facts, "cu12-multi")
+    assert [(f["severity"], f["code"], f["subject"]) for f in facts["findings"] if f["severity"] != "info"] == [], \
+        excerpt(facts)
+    check_neighbours(facts)
+
+
+def check_multi_cascade(facts):
+    assert subjects(facts, "REQUIREMENT_MISSING") == ["nvidia-cudnn-cu12", "nvidia-cusparselt-cu12"], excerpt(facts)
+    assert facts["probe"]["ok"] is False and "libcudnn.so.9" in facts["probe"]["error"], excerpt(facts)
+    assert codes(facts, "warning") == [], excerpt(facts)
+    check_neighbours(facts)
+
+
 FINDINGS = {
     "healthy-cu12": lambda facts: check_healthy(facts, "cu12"),
     "healthy-cu13": lambda facts: check_healthy(facts, "cu13"),
@@ -192,6 +219,9 @@ FINDINGS = {
     "moved-rewritten-gutted": lambda facts, venv: check_moved_gutted(facts, venv, []),
     "uv-contaminated": check_contaminated,
     "uv-gutted": check_gutted,
+    "multi-healthy-cu12": check_multi_healthy,
+    "multi-contaminated": lambda facts: (check_contaminated(facts), check_neighbours(facts)),
+    "multi-cascade": check_multi_cascade,
 }
 
 # The plan: (action, name) in order, as on the stand-ins (tests/scenarios/test_repair_scenarios.py); only the
@@ -209,11 +239,15 @@ PLAN = {
     "moved-rewritten-gutted": [("reinstall", n) for n in CU12_COLLIDING],
     "uv-contaminated": [("remove", n) for n in CU13_COLLIDING] + [("reinstall", n) for n in CU12_COLLIDING],
     "uv-gutted": [("reinstall", n) for n in CU12_COLLIDING],
+    "multi-healthy-cu12": [],
+    "multi-contaminated": [("remove", n) for n in CU13_COLLIDING] + [("reinstall", n) for n in CU12_COLLIDING],
+    "multi-cascade": [("install", "nvidia-cudnn-cu12"), ("install", "nvidia-cusparselt-cu12")],
 }
 
 
 # Subjects of RUNTIME_LIBRARY_MISMATCH (error): the libraries torch runs that are not the declared wheels'.
-RUNTIME_MISMATCHES = {"contaminated": ["cudnn", "nccl"], "uv-contaminated": ["cudnn", "nccl"]}
+RUNTIME_MISMATCHES = {"contaminated": ["cudnn", "nccl"], "uv-contaminated": ["cudnn", "nccl"],
+                      "multi-contaminated": ["cudnn", "nccl"]}
 
 
 def planned(result):
@@ -258,7 +292,7 @@ def test_torch_imports_with_the_pinned_cudnn(real, tmp_path):
     probe = probe_torch(real.venv, tmp_path / "empty")
     assert probe["ok"] is True, probe
     assert probe["cudnn"] == CUDNN[scenario(real.name).stack]
-    assert probe["torch"].startswith({"cu12": "2.9.1", "cu13": "2.14.1"}[scenario(real.name).stack])
+    assert probe["torch"].startswith({"cu12": "2.9.1", "cu13": "2.14.1", "cu12-multi": "2.9.1"}[scenario(real.name).stack])
 
 
 def test_touched_distributions_match_their_record(real):
@@ -272,12 +306,31 @@ def test_touched_distributions_match_their_record(real):
 def test_only_wheels_of_the_stack_major_remain(real):
     real.repair()
     names = sorted(distributions(real.venv))
-    if scenario(real.name).stack == "cu12":
-        assert [n for n in names if n.startswith(("nvidia-", "cuda-")) and not n.endswith("-cu12")] == []
+    if scenario(real.name).stack.startswith("cu12"):
+        # cuda-pathfinder (cupy's requirement) is built for no CUDA major: it finds the wheels' libraries
+        assert [n for n in names if n.startswith(("nvidia-", "cuda-")) and not n.endswith("-cu12")
+                and n != "cuda-pathfinder"] == []
         # pip's uninstall leaves the emptied nvidia/cu13/ folder (it removes only the folders holding the files)
         assert [str(p) for p in (site_packages(real.venv) / "nvidia" / "cu13").rglob("*") if not p.is_dir()] == []
     else:
         assert [n for n in names if n.endswith("-cu12")] == []
+
+
+def test_every_removal_is_a_contaminant_with_evidence_and_every_neighbour_stays(real):
+    """Issue 28: the repair removes only what a finding proves wrong; neighbours keep their versions and import."""
+    facts = real.facts()
+    _rc, result, _output = real.repair()
+    proven = {c["distribution"].split(" ")[0] for c in facts["contaminants"] if c["evidence"]}
+    removals = [a for b in result["plan"]["batches"] for a in b["actions"] if a["action"] == "remove"]
+    real.row.unproven_removals = len([a for a in removals if a["name"] not in proven])
+    assert [a["name"] for a in removals if a["name"] not in proven or not a.get("evidence")] == []
+    if scenario(real.name).stack != "cu12-multi":
+        return
+    installed = distributions(real.venv)
+    assert {name: installed[name].name[:-len(".dist-info")].rsplit("-", 1)[1] for name in NEIGHBOUR_VERSIONS} \
+        == NEIGHBOUR_VERSIONS
+    done = run([real.venv / "bin" / "python", "-I", "-c", NEIGHBOUR_IMPORT], cwd=real.workdir, check=False, timeout=600)
+    assert done.rc == 0, done.output[-3000:]
 
 
 def test_second_run_changes_nothing(real):

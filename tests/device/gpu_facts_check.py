@@ -86,7 +86,8 @@ def main(argv=None) -> int:
     try:
         from ansible_collections.gpuops.cuda_venv.plugins.module_utils import _options
         from ansible_collections.gpuops.cuda_venv.plugins.module_utils._core.runner import SubprocessRunner
-        from ansible_collections.gpuops.cuda_venv.plugins.module_utils._decide.facts_report import facts_options, gather_facts
+        from ansible_collections.gpuops.cuda_venv.plugins.module_utils._act.facts import gather_facts
+        from ansible_collections.gpuops.cuda_venv.plugins.module_utils._decide.facts_report import facts_options
     except ImportError as exc:
         out["error"] = "cannot import the collection (PYTHONPATH must hold ansible_collections/gpuops/cuda_venv): %s" % exc
         print(json.dumps(out, indent=1))

@@ -105,10 +105,12 @@ def test_truncated_library_is_modified_and_too_short(tmp_path, standin):
     assert "IMPORT_FAILED" in codes(facts, "error")
 
 
-def test_unrequired_consumer_is_a_contaminant_candidate(tmp_path, standin):
+def test_a_consumer_shipping_another_build_of_torchs_cudart_is_a_contaminant_with_that_evidence(tmp_path, standin):
     facts = facts_of(tmp_path, standin("consumer").venv)
     assert subjects(facts, "CUDA_DIST_UNREQUIRED") == ["sgl-kernel"]
-    assert facts["healthy"] is True  # a warning: a workload may need it
+    assert [(c["distribution"], [e["kind"] for e in c["evidence"]]) for c in facts["contaminants"]] == [
+        ("sgl-kernel 0.3.9", ["ships_other_build"])]
+    assert facts["healthy"] is True  # a warning: the venv works
 
 
 def test_library_found_only_on_ld_library_path_is_a_fallback(tmp_path, standin):
@@ -122,39 +124,48 @@ def test_library_found_only_on_ld_library_path_is_a_fallback(tmp_path, standin):
 
 def test_optional_plugins_are_info_not_errors(tmp_path, standin):
     facts = facts_of(tmp_path, standin("healthy-cu12").venv)
-    info = subjects(facts, "SONAME_UNRESOLVED", "info")
-    assert "libmpi.so.40" in info
-    assert "libmpi.so.40" not in subjects(facts, "SONAME_UNRESOLVED", "error")
+    info = [f for f in facts["findings"] if f["code"] == "SONAME_UNRESOLVED" and f["severity"] == "info"]
+    transports = [f for f in info if f["subject"] == "optional transports"]
+    assert len(transports) == 1 and "libmpi.so.40" in transports[0]["details"]["sonames"]
+    assert subjects(facts, "SONAME_UNRESOLVED", "error") == []
 
 
 def other_cudnn_build(folder, version="9.24.0"):
     """A directory as a system cuDNN install leaves it: libcudnn_graph.so.VERSION (another build, compiled here with
-    the soname) and the soname's link to it."""
+    the soname) and the soname's link to it; ``version`` None: the soname's file alone, as a copied wheel folder."""
     folder.mkdir()
     source = folder / "graph.c"
     source.write_text("int cudnnGraphVersion(void) { return 92400; }\n")
-    real = folder / ("libcudnn_graph.so." + version)
+    real = folder / ("libcudnn_graph.so." + (version or "9"))
     subprocess.run(["gcc", "-shared", "-fPIC", "-Wl,-soname,libcudnn_graph.so.9", "-o", str(real), str(source)], check=True)
     source.unlink()
-    (folder / "libcudnn_graph.so.9").symlink_to(real.name)
+    if version:
+        (folder / "libcudnn_graph.so.9").symlink_to(real.name)
     return folder
 
 
-def test_a_cudnn_library_of_another_build_first_on_ld_library_path_is_shadowing_the_venvs(tmp_path, standin):
+@pytest.mark.parametrize("version, theirs, builds", [
+    ("9.24.0", "9.24.0", "9.24.0 on LD_LIBRARY_PATH"),
+    (None, "version unknown", "version unknown on LD_LIBRARY_PATH; their bytes differ"),  # a copied folder: no name tells
+], ids=["versioned", "unknown-version"])
+def test_a_cudnn_library_of_another_build_first_on_ld_library_path_is_shadowing_the_venvs(tmp_path, standin, version, theirs,
+                                                                                          builds):
     """cuDNN's sub-libraries search LD_LIBRARY_PATH before their DT_RUNPATH: the venv's libcudnn_graph.so.9 is
-    passed over for another build (FACTS.md 8): an error naming both copies and the entry to drop."""
+    passed over for another build (FACTS.md 8): an error naming both copies and the entry to drop, whether or not
+    anything on disk tells the other copy's version (its bytes differ: cuDNN's libraries must come from one build)."""
     info = standin("healthy-cu12")
-    other = other_cudnn_build(tmp_path / "cudnn-9.24")
+    other = other_cudnn_build(tmp_path / "cudnn-other", version=version)
     facts = facts_of(tmp_path, info.venv, ld_library_path=[str(other)])
     assert "libcudnn_graph.so.9" not in subjects(facts, "SONAME_SYSTEM_FALLBACK")
     shadowed = [f for f in facts["findings"] if f["code"] == "SONAME_SHADOWED"]
     assert [(f["severity"], f["subject"]) for f in shadowed] == [("error", "libcudnn_graph.so.9")]
     assert shadowed[0]["message"] == (
         "libcudnn_graph.so.9 (cuDNN) is in the venv (nvidia/cudnn/lib/libcudnn_graph.so.9 of nvidia-cudnn-cu12 "
-        "9.10.2.21) but LD_LIBRARY_PATH comes first: the loader takes %s/libcudnn_graph.so.9 (9.24.0) for "
+        "9.10.2.21) but LD_LIBRARY_PATH comes first: the loader takes %s/libcudnn_graph.so.9 (%s) for "
         "nvidia/cudnn/lib/libcudnn_adv.so.9 (nvidia-cudnn-cu12 9.10.2.21). Two builds of cuDNN in one process "
-        "(9.10.2.21 in the venv, 9.24.0 on LD_LIBRARY_PATH): a mixed cuDNN fails with SUBLIBRARY_VERSION_MISMATCH at "
-        "the first convolution or falls back silently to slower kernels." % other)
+        "(9.10.2.21 in the venv, %s): a mixed cuDNN fails with SUBLIBRARY_VERSION_MISMATCH at "
+        "the first convolution or falls back silently to slower kernels." % (other, theirs, builds))
+    assert (shadowed[0]["details"]["resolved_version"], shadowed[0]["details"]["same_bytes"]) == (version, False)
     assert shadowed[0]["fix"] == (
         "Drop %s from LD_LIBRARY_PATH for this venv's processes (and from the ld_library_path option): the venv's own "
         "libcudnn_graph.so.9 is then found through its requester's DT_RUNPATH." % other)

@@ -31,7 +31,7 @@ from ansible_collections.gpuops.cuda_venv.tests.support.tree_digest import tree_
 
 CACHE = os.environ.get("CUDA_VENV_STANDIN_CACHE", os.path.join(ROOT, "build", "standin-cache"))
 PLAYBOOK = os.path.join(ROOT, "playbooks", "repair.yml")
-BATCH_1 = "remove what nothing kept needs"
+BATCH_1 = "remove contaminants nothing kept needs"
 BATCH_2 = "remove colliding wheels, then reinstall what they overwrote or deleted"
 PREFLIGHT = "Read the venv, its wheel sources and the tools venv on the node"
 DIAGNOSIS = "Diagnose the venv and plan its repair (check mode, changes nothing)"

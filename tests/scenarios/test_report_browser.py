@@ -115,7 +115,7 @@ def test_repair_playbook_writes_the_report_chromium_renders(tmp_path):
     after = graph_of(page, "after")
     assert broken_edges(after) == {} and missing_boxes(after) == []
     batches = [(r.attrs["data-result"], r.find_all("td")[1].text()) for r in page.find_all("tr", classes=("batch",))]
-    assert batches == [("committed", "remove what nothing kept needs"),
+    assert batches == [("committed", "remove contaminants nothing kept needs"),
                        ("committed", "remove colliding wheels, then reinstall what they overwrote or deleted")]
     [compare] = [t for t in page.find_all("table") if t.attrs.get("id") == "compare"]
     rows = {r.find_all("th")[0].text(): [d.text() for d in r.find_all("td")] for r in compare.find_all("tr")[1:]}

@@ -152,7 +152,7 @@ def test_uv_made_venv_is_repaired_with_uv_found_beside_the_modules_python(tmp_pa
     assert rc == 0 and again["changed"] is False and again["batches"] == [], output
 
 
-def test_user_edit_outside_the_cuda_stack_is_a_warning_left_alone_unless_asked(tmp_path):
+def test_user_edit_outside_the_cuda_stack_is_info_left_alone_unless_asked(tmp_path):
     info = build_scenario("healthy-cu12", tmp_path / "built", cache=CACHE)
     edited = next((info.venv / "lib").glob("python*/site-packages/jinja2/__init__.py"))
     original = edited.read_bytes()
@@ -161,7 +161,7 @@ def test_user_edit_outside_the_cuda_stack_is_a_warning_left_alone_unless_asked(t
     found = facts(tmp_path, info.venv)
     assert found["healthy"] is True
     warning = finding(found, "RECORD_MODIFIED_FILES")
-    assert (warning["severity"], warning["subject"]) == ("warning", "Jinja2 3.1.6")
+    assert (warning["severity"], warning["subject"]) == ("info", "Jinja2 3.1.6")
     assert warning["details"]["modified"] == ["jinja2/__init__.py"]
     assert warning["fix"] == ("To revert them: pip install --force-reinstall --no-deps 'Jinja2==3.1.6' (or "
                               "cuda_venv_repair with revert_edits: true).")

@@ -87,7 +87,11 @@ STACK_FILES = {
     "cu130": "torch-2.14.1-cu130.json",
     "extras": "extras.json",
 }
-STACKS = ("cu128", "cu130")
+# Stacks of several layouts: the torch stack, then what its neighbours (torchvision, torchaudio, jax, cupy) add.
+STACK_PARTS = {
+    "cu128-multi": ("cu128", "neighbours-cu12.json"),
+}
+STACKS = ("cu128", "cu130", "cu128-multi")
 
 
 def normalize(name: str) -> str:
@@ -96,7 +100,13 @@ def normalize(name: str) -> str:
 
 
 def load_stack(name: str) -> StackSpec:
-    """Read data/<layout>.json for ``cu128``, ``cu130`` or ``extras``."""
+    """Read data/<layout>.json for ``cu128``, ``cu130`` or ``extras``; ``cu128-multi``: cu128 and its neighbours."""
+    if name in STACK_PARTS:
+        base, added = STACK_PARTS[name]
+        stack = load_stack(base)
+        raw = json.loads((DATA_DIR / added).read_text(encoding="utf-8"))
+        return StackSpec(name=name, torch_version=stack.torch_version, cuda=stack.cuda,
+                         distributions=stack.distributions + tuple(_dist(d) for d in raw["distributions"]))
     if name not in STACK_FILES:
         raise StandinError("unknown stack %r: use one of %s" % (name, ", ".join(sorted(STACK_FILES))))
     raw = json.loads((DATA_DIR / STACK_FILES[name]).read_text(encoding="utf-8"))

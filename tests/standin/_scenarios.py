@@ -18,7 +18,11 @@ from ._venv import (
     Completed, create_uv_venv, create_venv, pip_install, pip_uninstall, run, site_packages, uv_install, uv_uninstall)
 from ._wheelhouse import build_extra_wheels, build_wheelhouse
 
-TORCH = {"cu128": "torch==2.9.1", "cu130": "torch==2.14.1"}
+TORCH = {"cu128": "torch==2.9.1", "cu130": "torch==2.14.1", "cu128-multi": "torch==2.9.1"}
+# What a researcher's image adds beside torch 2.9.1 (FACTS.md section 9): resolved by pip in one run with torch.
+NEIGHBOURS = ("torchvision==0.24.1", "torchaudio==2.9.1", "jax[cuda12]==0.10.2", "cupy-cuda12x==14.2.0")
+# The incident's cascade: the uninstall that took torch's cuDNN and cuSPARSELt with it.
+CASCADE = ("nvidia-cudnn-cu12", "nvidia-cusparselt-cu12")
 # The cu13 wheels of the incident: same install paths as their cu12 namesakes.
 CONTAMINANTS = (
     "nvidia-cudnn-cu13==9.24.0.43",
@@ -109,6 +113,16 @@ def _healthy(build: _Build) -> None:
     build.install([TORCH[build.stack]], [build.wheelhouse])
 
 
+def _healthy_multi(build: _Build) -> None:
+    build_wheelhouse(build.stack, build.wheelhouse, build.cache)
+    build.create()
+    build.install([TORCH[build.stack]] + list(NEIGHBOURS), [build.wheelhouse])
+
+
+def _cascade(build: _Build) -> None:
+    build.uninstall(list(CASCADE))
+
+
 def _contaminate(build: _Build) -> None:
     extras = build.extras(*(project(c) for c in CONTAMINANTS))
     build.install(CONTAMINANTS, [extras])
@@ -169,6 +183,13 @@ SCENARIOS: Dict[str, Scenario] = {
                          "nothing requires, bundling its own libcudart.so.12 (CUDA 12.4)"),
     "system-fallback": Scenario("cu128", "healthy-cu12", _move_curand_out, "then libcurand.so.10 moved out of the venv "
                                 "into ld_library_path: import works only through LD_LIBRARY_PATH"),
+    "healthy-multi-cu12": Scenario("cu128-multi", None, _healthy_multi, "torch 2.9.1+cu128 with torchvision 0.24.1, "
+                                   "torchaudio 2.9.1, jax[cuda12] 0.10.2 and cupy-cuda12x 14.2.0, installed by pip in one "
+                                   "resolve: one CUDA major, every framework's requirements held"),
+    "multi-contaminated": Scenario("cu128-multi", "healthy-multi-cu12", _contaminate, "then the incident's cu13 cudnn, "
+                                   "cusparselt, nccl and nvshmem wheels installed over their cu12 namesakes' paths"),
+    "multi-cascade": Scenario("cu128-multi", "healthy-multi-cu12", _cascade, "then nvidia-cudnn-cu12 and "
+                              "nvidia-cusparselt-cu12 uninstalled: import torch fails on libcudnn.so.9"),
 }
 
 

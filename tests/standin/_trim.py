@@ -35,7 +35,13 @@ _PYTHON_FILES = {
     "typing-extensions": ["typing_extensions.py"],
     "cuda-bindings": ["cuda/bindings/__init__.py"],
     "cuda-pathfinder": ["cuda/pathfinder/__init__.py"],
+    "numpy": ["numpy/__init__.py"],
+    "scipy": ["scipy/__init__.py"],
+    "torchvision": ["torchvision/__init__.py"],
+    "jax-cuda12-pjrt": ["jax_plugins/xla_cuda12/__init__.py"],
 }
+# Distributions whose ELF files need nothing of CUDA, only libraries they bundle: left out (neighbours-cu12.json).
+_NO_ELF = frozenset(("numpy", "scipy", "pillow", "ml-dtypes", "jaxlib"))
 _SKIP_SUFFIXES = (".pth", ".exe", ".py")
 
 
@@ -43,7 +49,9 @@ def trim_layout(raw: Dict, torch_version: str, cuda: str) -> Dict:
     """Return the trimmed data for one layout (everything but ``pip``)."""
     dists = [_trim_dist(d) for d in raw["distributions"] if normalize(d["name"]) != "pip"]
     return {
-        "comment": "Trimmed from a measured real venv layout by tests.standin import-layout.",
+        "comment": "Trimmed from a measured real venv layout by tests.standin import-layout%s." % (
+            " (ELF files of %s left out: they need nothing of CUDA)" % ", ".join(sorted(_NO_ELF))
+            if any(normalize(d["name"]) in _NO_ELF for d in raw["distributions"]) else ""),
         "torch_version": torch_version,
         "cuda": cuda,
         "distributions": dists,
@@ -52,7 +60,7 @@ def trim_layout(raw: Dict, torch_version: str, cuda: str) -> Dict:
 
 def _trim_dist(raw: Dict) -> Dict:
     name = raw["name"]
-    elf_files = [_trim_elf(name, raw["version"], e) for e in raw["elf_files"]]
+    elf_files = [] if normalize(name) in _NO_ELF else [_trim_elf(name, raw["version"], e) for e in raw["elf_files"]]
     return {
         "name": name,
         "version": raw["version"],

@@ -56,15 +56,16 @@ def result(options, before, after, plan: Plan, run, recovered, changed=None, fai
         "findings": [f.as_dict() for f in findings],
         "summary": summarize(findings),
         "backend": run.backend_name,
-        "verified": {} if failed else verified if verified is not None else verify_touched(after, run.touched),
+        "verified": {} if failed else verified if verified is not None else recheck_touched(after, run.touched),
     }
     if options.diff:
         found["diff"] = {"before": diff_side(inv_before, files_before), "after": diff_side(inv_after, files_after)}
     return found
 
 
-def verify_touched(obs, touched) -> dict:
-    """sha256 of every file of every reinstalled or installed distribution against its RECORD."""
+def recheck_touched(obs, touched) -> dict:
+    """sha256 of every file of every reinstalled or installed distribution against its RECORD (the result's
+    ``verified``; not the ``verify`` option, which says how the facts check RECORD)."""
     dists = [dist for dist in obs.distributions if dist.key in touched]
     states = check_all(dists, obs.layout.root, "hash")  # one thread per core, largest files first
     verdict = {}

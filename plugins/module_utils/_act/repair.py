@@ -20,6 +20,7 @@ from typing import Callable, Optional, Sequence, Tuple
 
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._act import outcome, swap_run
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._act.batches import Run, guarded, run_rounds
+from ansible_collections.gpuops.cuda_venv.plugins.module_utils._act.facts import facts_of
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._act.venv_guard import (
     GuardOptions, lift_uv_config, put_back_uv_config, settle_guard, with_guard)
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._act.health import PYCACHE_DIR, Pending, baseline, probe_pycache
@@ -27,11 +28,10 @@ from ansible_collections.gpuops.cuda_venv.plugins.module_utils._act.journal impo
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._act.outcome import RepairFailed, diff_side, file_state, inventory
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._act.recovery import JournaledBatch, recover
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._act.swap import IN_PLACE, SWAP, pending_swap, recover_swap, swap_dir_of
-from ansible_collections.gpuops.cuda_venv.plugins.module_utils._act.venv_lock import VenvLock, state_dir_of
+from ansible_collections.gpuops.cuda_venv.plugins.module_utils._act.venv_lock import VenvLock
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._core.errors import CudaVenvError
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._core.runner import Runner
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._decide.diagnose import diagnose
-from ansible_collections.gpuops.cuda_venv.plugins.module_utils._decide.facts_report import facts_of
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._decide.findings import is_healthy, summarize
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._decide.plan import DesiredState, make_plan, predicted_inventory
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._install.install_guard import InstallCheck
@@ -40,6 +40,7 @@ from ansible_collections.gpuops.cuda_venv.plugins.module_utils._read.observe imp
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._decide.performance import restart_needed
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._read.venv_processes import venv_processes
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._read.observe import Observations
+from ansible_collections.gpuops.cuda_venv.plugins.module_utils._read.venv_layout import state_dir_of
 
 
 @dataclass(frozen=True)

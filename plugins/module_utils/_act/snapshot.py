@@ -29,7 +29,7 @@ from typing import Dict, Iterable, List, NamedTuple, Optional
 
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._core.crash_points import crash_point
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._core.errors import CudaVenvError
-from ansible_collections.gpuops.cuda_venv.plugins.module_utils._core.durable import fsync_dir, make_dirs, replace_file, replace_with
+from ansible_collections.gpuops.cuda_venv.plugins.module_utils._core.durable import fsync_dir, fsync_file, make_dirs, replace_file, replace_with
 
 MANIFEST_NAME = "manifest.json"
 FILES_DIR = "files"
@@ -429,11 +429,7 @@ def link_or_copy(src: str, dst: str) -> bool:
         if not os.path.isfile(src):
             raise
     shutil.copy2(src, dst, follow_symlinks=False)
-    fd = os.open(dst, os.O_RDONLY | os.O_CLOEXEC)
-    try:
-        os.fsync(fd)
-    finally:
-        os.close(fd)
+    fsync_file(dst)
     return False
 
 

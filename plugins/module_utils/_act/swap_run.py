@@ -23,13 +23,13 @@ from ansible_collections.gpuops.cuda_venv.plugins.module_utils._act.batches impo
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._act.venv_guard import settle_guard, with_guard
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._act.health import PYCACHE_DIR, Pending, baseline
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._act.journal import Journal
-from ansible_collections.gpuops.cuda_venv.plugins.module_utils._act.outcome import RepairFailed, verify_touched
+from ansible_collections.gpuops.cuda_venv.plugins.module_utils._act.outcome import RepairFailed, recheck_touched
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._act.snapshot import scan_tree
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._act.swap import (
     IN_PLACE, NEXT_DIR, Strategy, SwapError, choose_strategy, dir_inode, discard, exchange, keep_generation, live_changes,
     make_copy, measure_room, open_swap, rebase, rebase_argv, swap_back, swap_dir_of)
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._act.swap_paths import rewrite_copy_paths
-from ansible_collections.gpuops.cuda_venv.plugins.module_utils._act.venv_lock import STATE_DIR, ensure_state_dir
+from ansible_collections.gpuops.cuda_venv.plugins.module_utils._act.venv_lock import ensure_state_dir
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._core.crash_points import crash_point
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._core.durable import sync_filesystem
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._core.errors import CudaVenvError
@@ -39,6 +39,7 @@ from ansible_collections.gpuops.cuda_venv.plugins.module_utils._decide.diagnose 
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._decide.plan import Plan
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._read.guard_state import read_guard
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._read.observe import observe, without_probe
+from ansible_collections.gpuops.cuda_venv.plugins.module_utils._read.venv_layout import STATE_DIR, state_dir_of
 
 # Inodes beyond the copy's directories and the files the plan writes: the state dirs, journals, temporary names.
 SPARE_INODES = 64
@@ -220,7 +221,7 @@ def _converge_on_copy(run, flow, before, plan, recovered, strategy) -> dict:
             run.backend.python = live_python
             run.options = options
     after = without_probe(current)
-    verified = verify_touched(after, run.touched)
+    verified = recheck_touched(after, run.touched)
     problem = _verification_problem(verified, live_changes(root, state_dir, flow.entries))
     if problem:
         flow.abandon(problem)
@@ -234,7 +235,7 @@ def _converge_on_copy(run, flow, before, plan, recovered, strategy) -> dict:
         raise failed(after, "cannot guard the repaired copy: %s; the copy was discarded and the venv was not changed"
                      % exc) from exc
     kept, method = _exchange(flow, options.keep_previous)
-    guard = read_guard(os.path.join(root, STATE_DIR))
+    guard = read_guard(state_dir_of(root))
     after, current = dataclasses.replace(after, guard=guard), dataclasses.replace(current, guard=guard)
     result = outcome.result(options, before, after, plan_seen, run, recovered, probe_obs=current, verified=verified)
     result.update(strategy=strategy.used, strategy_reason=strategy.reason, previous=kept, exchange=method,

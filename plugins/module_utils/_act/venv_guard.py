@@ -31,7 +31,7 @@ from ansible_collections.gpuops.cuda_venv.plugins.module_utils._decide.guard_edi
     GuardEditError, activate_insertions, apply, pip_conf_insertions, undo, uv_config_insertions)
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._read.guard_state import (
     CONSTRAINTS_NAME, MANIFEST_NAME, PIP_CONF, existing_activate_scripts, guard_dir_of, read_guard, read_text, uv_config_path)
-from ansible_collections.gpuops.cuda_venv.plugins.module_utils._read.venv_layout import STATE_DIR
+from ansible_collections.gpuops.cuda_venv.plugins.module_utils._read.venv_layout import state_dir_of
 
 MANIFEST_VERSION = 1
 NEW_FILE_MODE = 0o644
@@ -72,11 +72,11 @@ def settle(options: GuardOptions, obs, target: str, root: str, check_mode: bool 
     ``target`` (``root`` itself, or a swap's copy that becomes it): renewed when enabled, removed when not.
 
     The guard found is read from ``root``'s state folder; its manifest names ``root``'s paths."""
-    found = read_guard(os.path.join(root, STATE_DIR))
+    found = read_guard(state_dir_of(root))
     old = found.manifest or {"files": {}}
     old_files = old.get("files", {})
-    folder = guard_dir_of(os.path.join(target, STATE_DIR))
-    named_folder = guard_dir_of(os.path.join(root, STATE_DIR))
+    folder = guard_dir_of(state_dir_of(target))
+    named_folder = guard_dir_of(state_dir_of(root))
     constraints_path = os.path.join(named_folder, CONSTRAINTS_NAME)
     change = GuardChange()
     files = {}  # recorded (root-named) path -> (target path, new text or None, record or None)
@@ -185,7 +185,7 @@ def settle_guard(options, obs, target: str, root: str, findings, check_mode: boo
     change = settle(guard, obs, target, root, check_mode=check_mode)
     if check_mode or target != root:
         return change, obs
-    return change, dataclasses.replace(obs, guard=read_guard(os.path.join(root, STATE_DIR)))
+    return change, dataclasses.replace(obs, guard=read_guard(state_dir_of(root)))
 
 
 class GuardSkipped:
@@ -216,7 +216,7 @@ def lift_uv_config(root: str) -> Optional[dict]:
     """Take the guard's lines out of uv's config for the repair's own uv runs (uv has no per-call override of
     ``constraint-dependencies`` that keeps the user's other settings); returns what ``put_back_uv_config``
     needs, None when the guard holds no uv config."""
-    state_dir = os.path.join(root, STATE_DIR)
+    state_dir = state_dir_of(root)
     manifest = read_guard(state_dir).manifest
     if not manifest:
         return None

@@ -24,7 +24,6 @@ from typing import Callable, Optional
 
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._core.durable import make_dirs
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._core.errors import CudaVenvError
-from ansible_collections.gpuops.cuda_venv.plugins.module_utils._read.venv_layout import STATE_DIR
 
 LOCK_NAME = "lock"
 STATE_DIR_MODE = 0o700
@@ -59,11 +58,6 @@ def describe_holder(holder: dict) -> str:
     if host == socket.gethostname() and not _alive(pid):
         text += " (that pid has exited; a process it started still holds the lock)"
     return text
-
-
-def state_dir_of(root: str) -> str:
-    """The venv's state dir, ``<root>/.cuda_venv``."""
-    return os.path.join(root, STATE_DIR)
 
 
 def ensure_state_dir(state_dir: str) -> str:

@@ -23,6 +23,11 @@ CUDA_SONAME = re.compile(
     r"cuda|nvidia-ml|nvjpeg|npp\w*|nvfatbin|nvvm|nvptxcompiler\w*)\.so(\.\d+)*$"
 )
 
+# Optional network transports NVSHMEM's, NCCL's and cuFile's plugins load when the machine has them (MPI, libfabric,
+# OpenSHMEM, UCX, PMIx, InfiniBand verbs, GDRCopy): absent on most machines, harmless until such a plugin is asked for.
+OPTIONAL_TRANSPORT_SONAME = re.compile(
+    r"^lib(mpi\w*|oshmem|fabric|uc[pstm]|pmix|pmi2?|ibverbs|rdmacm|mlx[45]|efa|gdrapi|hcoll|nl-3|nl-route-3)\.so(\.\d+)*$")
+
 # Driver libraries come from the host's driver, never from a wheel.
 DRIVER_SONAMES = frozenset(("libcuda.so.1", "libnvidia-ml.so.1"))
 
@@ -95,9 +100,28 @@ def is_cuda_soname(soname: str) -> bool:
     return bool(CUDA_SONAME.match(soname))
 
 
+def is_optional_transport(soname: str) -> bool:
+    """True for a network transport library an optional plugin needs (libmpi.so.40, libfabric.so.1, libucp.so.0)."""
+    return bool(OPTIONAL_TRANSPORT_SONAME.match(soname))
+
+
+# Families whose member libraries must all come from one build, and what a mix of two builds does: any two copies
+# of a member that differ in their bytes are two builds in one process.
+ONE_BUILD_FAMILIES = {
+    "cuDNN": "a mixed cuDNN fails with SUBLIBRARY_VERSION_MISMATCH at the first convolution or falls back silently to "
+             "slower kernels",
+    "cuBLAS": "libcublas calls into the libcublasLt of its own release; another build of either breaks the pair",
+}
+
+
 def library_family(soname: str) -> Optional[str]:
     """The CUDA library family a soname belongs to (libcudnn_graph.so.9 -> cuDNN), or None."""
     return next((family for family, prefix in LIBRARY_FAMILIES if soname.startswith(prefix)), None)
+
+
+def family_prefix(soname: str) -> Optional[str]:
+    """The file name prefix the members of a soname's family share (libcudnn_graph.so.9 -> libcudnn), or None."""
+    return next((prefix for _family, prefix in LIBRARY_FAMILIES if soname.startswith(prefix)), None)
 
 
 def is_cuda_distribution(key: str) -> bool:
@@ -121,7 +145,7 @@ def cuda_major(key: str, version: str, paths: Iterable[str], provided: Iterable[
     CUDA 13 toolkit wheels have no -cu13 suffix and some are versioned by their own soname
     (nvidia-cusparse 12.x ships CUDA 13's libcusparse.so.12), so the name alone is not enough:
     the name suffix wins, then the install folder (nvidia/cu13/lib), then a soname that carries the
-    CUDA major, then the version of families versioned by CUDA, then the -cuNN of a dependency.
+    CUDA major, then the version of families versioned by CUDA, then the -cuNN of a dependency (not of an extra).
     """
     major = name_major(key)
     if major is not None:
@@ -139,6 +163,8 @@ def cuda_major(key: str, version: str, paths: Iterable[str], provided: Iterable[
         if head.isdigit():
             return int(head), "version"
     for requirement in requires:
+        if "extra" in requirement.partition(";")[2]:
+            continue  # an optional extra (jax's cuda12 and cuda13) says nothing of the build
         name = canonical_name(re.split(r"[\s;\[<>=!~(]", requirement.strip(), maxsplit=1)[0])
         dep_major = name_major(name)
         if dep_major is not None and (is_cuda_distribution(name) or name in KNOWN_CUDA_CONSUMERS):

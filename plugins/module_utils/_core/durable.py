@@ -26,7 +26,16 @@ _TRIES = 10000
 
 def fsync_dir(path: str) -> None:
     """Make a folder's entries (a create, rename or unlink in it) durable."""
-    fd = os.open(path, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
+    _fsync(path, os.O_DIRECTORY)
+
+
+def fsync_file(path: str) -> None:
+    """Make the bytes of a file written without fsync (a copy by shutil) durable."""
+    _fsync(path, 0)
+
+
+def _fsync(path: str, flags: int) -> None:
+    fd = os.open(path, os.O_RDONLY | flags | os.O_CLOEXEC)
     try:
         os.fsync(fd)
     finally:

@@ -111,6 +111,47 @@ def clean_env(extra: Optional[Mapping[str, str]] = None) -> dict:
     return env
 
 
+# The writing side of marker_report, shared by the scripts run in a venv's interpreter (the import probe, the
+# benchmark): the text they start with. ``report_and_exit(marker, report, code)`` prints the report on a private copy
+# of stdout (the import may replace or close sys.stdout), flushes, and ends the process without interpreter shutdown:
+# a library's exit handlers (CUDA teardown) must not change the answer.
+REPORT_PRELUDE = r'''
+import json
+import os
+import sys
+
+REPORT_FD = os.dup(1)
+
+
+def exception_line(exc):
+    # The last line Python prints for an uncaught exception ("Type: message").
+    cls = type(exc)
+    name = cls.__qualname__
+    if cls.__module__ not in ("builtins", "__main__"):
+        name = cls.__module__ + "." + name
+    if isinstance(exc, SyntaxError) and exc.msg is not None:
+        text = str(exc.msg)
+    else:
+        try:
+            text = str(exc)
+        except Exception:
+            text = "<exception str() failed>"
+    return name + ": " + text if text else name
+
+
+def report_and_exit(marker, report, code):
+    data = ("\n" + marker + json.dumps(report) + "\n").encode("utf-8")
+    while data:
+        data = data[os.write(REPORT_FD, data):]
+    for stream in (sys.stdout, sys.stderr):
+        try:
+            stream.flush()
+        except BaseException:
+            pass
+    os._exit(code)
+'''
+
+
 def marker_report(stdout: str, marker: str) -> Optional[dict]:
     """The JSON object on the last ``marker`` line a child script printed, or None (it died first)."""
     for line in reversed(stdout.splitlines()):

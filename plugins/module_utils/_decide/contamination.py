@@ -5,9 +5,8 @@
 
 Private to the gpuops.cuda_venv collection: not a public API.
 
-Pure: reads the ``Observations`` record only. A contaminant is a CUDA wheel or CUDA consumer nothing the anchor
-requires (CUDA_DIST_UNREQUIRED, which collides or not) or a CUDA wheel of another major than the anchor's
-(CUDA_MAJOR_MIXED). Their source: the transaction that wrote them (``history.py``) and the root, the distribution
+Pure: reads the ``Observations`` record only. The contaminants are those ``contaminants.py`` proves wrong for this
+venv (CUDA_DIST_UNREQUIRED, with their evidence). Their source: the transaction that wrote them (``history.py``) and the root, the distribution
 nothing installed requires whose requirements reach them; when nothing installed requires them, the residue of
 an install undone later, with what was installed after them and what a requested distribution still asks for,
 and, where the wheel sources were read (``obs.source_reading``: the facts module reads them only for a residue,
@@ -23,6 +22,7 @@ from dataclasses import replace
 from typing import Dict, List
 
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._core import cuda_knowledge as cuda
+from ansible_collections.gpuops.cuda_venv.plugins.module_utils._decide.contaminants import belonging
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._core.names import canonical_name
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._decide import findings as F
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._decide.findings import Finding
@@ -34,37 +34,9 @@ _CANDIDATES = 8  # names asked of the wheel sources, at most
 _NAME = re.compile(r"\s*([A-Za-z0-9][A-Za-z0-9._-]*)")
 
 
-def unrequired_cuda_dists(obs) -> List[tuple]:
-    """(dist, major, is_consumer) for each CUDA wheel or consumer nothing the anchor requires."""
-    if not any(d.key == obs.options.anchor for d in obs.distributions):
-        return []
-    required = {e.name for e in obs.requirements} | {obs.options.anchor}
-    found = []
-    for dist in obs.distributions:
-        if dist.key in required:
-            continue
-        major, _evidence = obs.majors.get(dist.dist_info, (None, None))
-        consumer = dist.key in cuda.KNOWN_CUDA_CONSUMERS or (major is not None and not cuda.is_cuda_distribution(dist.key))
-        if (cuda.is_cuda_distribution(dist.key) and major is not None) or consumer:
-            found.append((dist, major, consumer))
-    return found
-
-
 def contaminants(obs) -> Dict[str, tuple]:
-    """{dist_info: (dist, why)}: the unrequired CUDA wheels and consumers, and CUDA wheels of another major."""
-    found = {}
-    for dist, major, consumer in unrequired_cuda_dists(obs):
-        found[dist.dist_info] = (dist, "a CUDA consumer nothing %s requires" % obs.options.anchor if consumer else
-                                 "a CUDA %s wheel nothing %s requires" % (major, obs.options.anchor))
-    anchor_major = next((obs.majors.get(d.dist_info, (None, None))[0] for d in obs.distributions
-                         if d.key == obs.options.anchor), None)
-    if anchor_major is not None:
-        for dist in obs.distributions:
-            major = obs.majors.get(dist.dist_info, (None, None))[0]
-            if major is not None and major != anchor_major and cuda.is_cuda_distribution(dist.key):
-                found.setdefault(dist.dist_info, (dist, "a CUDA %d wheel beside a CUDA %d %s" % (
-                    major, anchor_major, obs.options.anchor)))
-    return found
+    """{dist_info: (dist, why)}: the distributions ``contaminants.belonging`` proves wrong for this venv."""
+    return {info: (c.dist, c.why) for info, c in belonging(obs).contaminants.items()}
 
 
 def contamination_source(obs) -> List[Finding]:

@@ -17,8 +17,8 @@ from typing import Dict, List, Optional
 
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._core import cuda_knowledge as cuda
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._decide import findings as F
-from ansible_collections.gpuops.cuda_venv.plugins.module_utils._decide.contamination import (
-    contamination_source, unrequired_cuda_dists)
+from ansible_collections.gpuops.cuda_venv.plugins.module_utils._decide.contamination import contamination_source
+from ansible_collections.gpuops.cuda_venv.plugins.module_utils._decide.contaminants import belonging, identical_everywhere
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._decide.findings import Finding
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._decide.guard import guard_findings
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._decide.performance import performance_findings
@@ -110,15 +110,17 @@ def modified_files(obs) -> List[Finding]:
 
 
 def _record_finding(obs, code: str, dist, scope: Dict[str, str], message: str, details: dict) -> Finding:
-    """An error for a distribution the CUDA repair reinstalls; a warning for one outside its scope, whose
-    differences no other wheel made (a hand edit): the repair leaves it unless asked (revert_edits)."""
+    """An error for a distribution the CUDA repair reinstalls. Outside its scope, differences no other wheel made
+    change nothing for CUDA: files edited in place (a hand edit, an image's own CA bundle) are info, missing files a
+    warning; the repair leaves both unless asked (revert_edits)."""
     if dist.key in scope:
         return Finding(code, F.ERROR, dist.label, message, _reinstall_fix(obs, dist), details)
     message += (" No other wheel wrote them and %s is outside the CUDA stack: if they are your own edits, "
                 "cuda_venv_repair leaves them as they are." % dist.name)
     fix = ("To revert them: pip install --force-reinstall --no-deps '%s==%s' (or cuda_venv_repair with "
            "revert_edits: true)." % (dist.name, dist.version))
-    return Finding(code, F.WARNING, dist.label, message, fix, dict(details, outside_cuda_scope=True))
+    severity = F.INFO if code == F.RECORD_MODIFIED_FILES else F.WARNING
+    return Finding(code, severity, dist.label, message, fix, dict(details, outside_cuda_scope=True))
 
 
 def ownership_conflicts(obs) -> List[Finding]:
@@ -170,7 +172,20 @@ def unresolved_sonames(obs) -> List[Finding]:
         for res in resolutions:
             if res.path is None and res.soname not in needed_by:
                 optional.setdefault(res.soname, []).append(path)
+    transports = {s: r for s, r in optional.items() if cuda.is_optional_transport(s)}
+    if transports:
+        plugins = sorted({obs.relpath(p) for requesters in transports.values() for p in requesters})
+        findings.append(Finding(
+            F.SONAME_UNRESOLVED, F.INFO, "optional transports",
+            "%d optional transport librar%s (%s), needed by %d plugin(s) not loaded when %s is imported (%s), %s found "
+            "nowhere: this machine has no such network stack; only a job that selects that transport needs them." % (
+                len(transports), "y" if len(transports) == 1 else "ies", ", ".join(sorted(transports)), len(plugins),
+                obs.options.anchor, ", ".join(plugins[:_EXAMPLES]) + (", ..." if len(plugins) > _EXAMPLES else ""),
+                "is" if len(transports) == 1 else "are"),
+            None, {"sonames": sorted(transports), "needed_by": plugins, "loaded_at_import": False}))
     for soname, requesters in sorted(optional.items()):
+        if soname in transports:
+            continue
         findings.append(Finding(
             F.SONAME_UNRESOLVED, F.INFO, soname,
             "%s, needed by %s (not loaded when %s is imported: an optional plugin), is found nowhere." % (
@@ -214,32 +229,36 @@ def system_fallbacks(obs) -> List[Finding]:
 
 
 def shadowed_sonames(obs) -> List[Finding]:
-    """Libraries the venv has that LD_LIBRARY_PATH takes over: an error when the two are different builds."""
+    """Libraries the venv has that LD_LIBRARY_PATH takes over: an error when the two are different builds (versions
+    that differ, or any other bytes for a family whose members must come from one build)."""
     findings = []
     for soname, shadow in sorted(obs.shadowed.items()):
         owners = obs.owners_of(shadow.own[0])
         owner = owners[0] if owners else None
         family = cuda.library_family(soname)
         ours = "%s of %s" % (obs.relpath(shadow.own[0]), owner.label) if owner else obs.relpath(shadow.own[0])
-        theirs = "%s (%s)" % (shadow.resolved, shadow.resolved_version or "version unknown")
-        message = "%s%s is in the venv (%s) but LD_LIBRARY_PATH comes first: the loader takes %s for %s%s." % (
-            soname, " (%s)" % family if family else "", ours, theirs, _object_label(obs, shadow.needed_by),
+        version = shadow.resolved_version or "version unknown"
+        if shadow.version_from:
+            version += ", as %s beside it says" % shadow.version_from
+        message = "%s%s is in the venv (%s) but LD_LIBRARY_PATH comes first: the loader takes %s (%s) for %s%s." % (
+            soname, " (%s)" % family if family else "", ours, shadow.resolved, version, _object_label(obs, shadow.needed_by),
             ", loaded at import" if shadow.at_import else "")
         differ = _versions_differ(owner.version if owner else None, shadow.resolved_version)
         if shadow.same_bytes:
             severity, message = F.INFO, message + " Both hold the same bytes: harmless while they do."
-        elif differ:
+        elif differ or family in cuda.ONE_BUILD_FAMILIES:
             severity = F.ERROR
-            message += " Two builds of %s in one process (%s in the venv, %s on LD_LIBRARY_PATH)" % (
-                family or soname, owner.version, shadow.resolved_version)
-            message += (": a mixed cuDNN fails with SUBLIBRARY_VERSION_MISMATCH at the first convolution or falls back "
-                        "silently to slower kernels." if family == "cuDNN" else ": a version skew.")
+            message += " Two builds of %s in one process (%s in the venv, %s on LD_LIBRARY_PATH%s)" % (
+                family or soname, owner.version if owner else "version unknown",
+                shadow.resolved_version or "version unknown", "" if differ else "; their bytes differ")
+            message += ": %s." % cuda.ONE_BUILD_FAMILIES.get(family, "a version skew")
         else:
             severity, message = F.WARNING, message + " The two files differ: a version skew waiting to happen."
         fix = ("Drop %s from LD_LIBRARY_PATH for this venv's processes (and from the ld_library_path option): the "
                "venv's own %s is then found through its requester's DT_RUNPATH." % (shadow.entry, soname))
         findings.append(Finding(F.SONAME_SHADOWED, severity, soname, message, fix, {
-            "resolved": shadow.resolved, "resolved_version": shadow.resolved_version, "ld_library_path_entry": shadow.entry,
+            "resolved": shadow.resolved, "resolved_version": shadow.resolved_version,
+            "resolved_version_from": shadow.version_from, "ld_library_path_entry": shadow.entry,
             "venv_copy": obs.relpath(shadow.own[0]), "distribution": owner.label if owner else None,
             "needed_by": obs.relpath(shadow.needed_by), "loaded_at_import": shadow.at_import,
             "same_bytes": shadow.same_bytes}))
@@ -294,13 +313,24 @@ def requirement_problems(obs) -> List[Finding]:
 
 
 def unrequired_cuda(obs) -> List[Finding]:
-    return [Finding(
-        F.CUDA_DIST_UNREQUIRED, F.WARNING, dist.key,
-        "%s is a %s that nothing %s requires: a contaminant candidate%s." % (
-            dist.label, "CUDA consumer" if consumer else "CUDA %s wheel" % major, obs.options.anchor,
-            " (it installs the same paths as %s)" % cuda.colliding_partner(dist.key) if cuda.colliding_partner(dist.key) else ""),
-        "Remove it if no workload of this venv needs it (cuda_venv_repair with prune: cuda).",
-        {"cuda_major": major}) for dist, major, consumer in unrequired_cuda_dists(obs)]
+    """CUDA wheels and consumers nothing declared requires, with evidence that they are wrong for this venv; the
+    neighbours (no evidence) are listed in the facts, not here."""
+    findings = []
+    for contaminant in sorted(belonging(obs).contaminants.values(), key=lambda c: c.dist.key):
+        dist = contaminant.dist
+        message = "%s is a %s that nothing %s requires, and wrong for this venv: %s." % (
+            dist.label, "CUDA consumer" if contaminant.consumer else "CUDA %s wheel" % contaminant.major,
+            obs.options.anchor, contaminant.why)
+        fix = "Remove it (cuda_venv_repair removes it by default, prune: cuda)."
+        if contaminant.held_by:
+            message += " %s require%s it, so the repair keeps it unless told otherwise." % (
+                ", ".join(contaminant.held_by), "s" if len(contaminant.held_by) == 1 else "")
+            fix = "Remove it with what requires it if no workload needs them (cuda_venv_repair remove: [%s])." % (
+                ", ".join([dist.key] + [h.split(" ", 1)[0] for h in contaminant.held_by]))
+        findings.append(Finding(F.CUDA_DIST_UNREQUIRED, F.WARNING, dist.key, message, fix, {
+            "cuda_major": contaminant.major, "evidence": [e.as_dict() for e in contaminant.evidence],
+            "held_by": list(contaminant.held_by)}))
+    return findings
 
 
 def duplicates(obs) -> List[Finding]:
@@ -476,22 +506,6 @@ RULES = (python_unusable, anchor_missing, dist_info_invalid, record_outside_venv
 
 
 # --- helpers -------------------------------------------------------------------------------------------------
-
-def identical_everywhere(obs, conflict) -> bool:
-    """True when every owner's RECORD lists the same hash for the path (the empty nvidia/__init__.py of
-    every cu12 wheel): whoever wrote it last, the bytes are the ones each owner expects."""
-    digests = set()
-    for dist in obs.distributions:
-        if dist.label not in conflict.owners:
-            continue
-        for entry in dist.entries:
-            if entry.path == conflict.path:
-                digests.add((entry.algorithm, entry.digest))
-    if len(digests) != 1:
-        return False
-    _algorithm, digest = next(iter(digests))
-    return digest is not None or conflict.path.endswith(".pyc")  # bytecode caches are regenerated
-
 
 def expected_providers(obs, soname: str) -> List[str]:
     """Distributions whose RECORD lists a file named like ``soname``, with where it should be."""

@@ -1,7 +1,8 @@
 # -*- coding: utf-8 -*-
 # Copyright: (c) 2026, gpuops.cuda_venv contributors
 # GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
-"""Shape observations and findings into the ``ansible_facts.cuda_venv`` dictionary.
+"""Shape observations and findings into the ``ansible_facts.cuda_venv`` dictionary (pure: the observing, and the
+reading of the wheel sources, are ``_act/facts.py``'s).
 
 Private to the gpuops.cuda_venv collection: not a public API.
 """
@@ -9,21 +10,18 @@ Private to the gpuops.cuda_venv collection: not a public API.
 from __future__ import annotations
 
 import os
-from dataclasses import replace
 from typing import Dict, List
 
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._core import cuda_knowledge as cuda
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._core.errors import CudaVenvError
-from ansible_collections.gpuops.cuda_venv.plugins.module_utils._core.runner import Runner
-from ansible_collections.gpuops.cuda_venv.plugins.module_utils._decide.contamination import residue_candidates, with_source_versions
-from ansible_collections.gpuops.cuda_venv.plugins.module_utils._decide.diagnose import diagnose, identical_everywhere
+from ansible_collections.gpuops.cuda_venv.plugins.module_utils._decide.contaminants import belonging, identical_everywhere
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._decide.findings import is_healthy, summarize
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._decide.guard import guard_facts
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._decide.history import history_of
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._decide.performance import compute_capability_problems, performance_facts
-from ansible_collections.gpuops.cuda_venv.plugins.module_utils._read.observe import FactsOptions, each_resolution, observe
+from ansible_collections.gpuops.cuda_venv.plugins.module_utils._read.observe import FactsOptions, each_resolution
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._read.probe import library_path_problems
-from ansible_collections.gpuops.cuda_venv.plugins.module_utils._read.wheel_sources import WheelSources, WheelSourcesError, read_offers
+from ansible_collections.gpuops.cuda_venv.plugins.module_utils._read.wheel_sources import WheelSources, WheelSourcesError
 
 
 def facts_options(params: dict) -> FactsOptions:
@@ -42,23 +40,6 @@ def facts_options(params: dict) -> FactsOptions:
     return FactsOptions(path=params["path"], anchor=params["anchor"], probe=params["probe"], verify=params["verify"],
                         ld_library_path=tuple(params["ld_library_path"]), probe_timeout=params["probe_timeout"], gpu=params["gpu"],
                         wheel_sources=sources, performance=True, gpu_archs=tuple(params["gpu_archs"]))
-
-
-def gather_facts(options: FactsOptions, runner: Runner) -> dict:
-    """Observe, diagnose and report: the whole facts module in one call."""
-    return facts_of(observe(options, runner))
-
-
-def facts_of(obs) -> dict:
-    """Diagnose and report one observation (the facts module's, or the repair's check with ``facts``). The wheel
-    sources are read only when they are given and a CONTAMINATION_SOURCE holds residue, and only for its candidates."""
-    findings = diagnose(obs)
-    sources = obs.options.wheel_sources
-    names = residue_candidates(obs, findings) if sources.find_links or sources.indexes() else []
-    if names:
-        obs = replace(obs, source_reading=read_offers(sources, names))
-        findings = with_source_versions(obs, findings)
-    return report(obs, findings)
 
 
 def report(obs, findings) -> dict:
@@ -86,11 +67,21 @@ def report(obs, findings) -> dict:
         "gpu": obs.gpu if obs.gpu is not None else {"available": False, "reason": "not gathered (gpu: false)"},
         "guard": guard_facts(obs.guard, obs),
         "history": [t.as_dict() for t in history_of(obs)],
+        **_belonging(obs),
         "performance": performance_facts(obs),
         "findings": [f.as_dict() for f in findings],
         "healthy": is_healthy(findings),
         "summary": summarize(findings),
     }
+
+
+def _belonging(obs) -> dict:
+    """The CUDA distributions nothing declared requires: those proven wrong, with their evidence, and the neighbours."""
+    judged = belonging(obs)
+    return {"contaminants": [{"distribution": c.dist.label, "cuda_major": c.major,
+                              "evidence": [e.as_dict() for e in c.evidence], "held_by": list(c.held_by)}
+                             for c in sorted(judged.contaminants.values(), key=lambda c: c.dist.key)],
+            "neighbours": [n.as_dict() for n in judged.neighbours]}
 
 
 def _distribution(obs, dist) -> dict:

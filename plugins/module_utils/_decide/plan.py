@@ -24,6 +24,7 @@ from typing import Dict, List, Optional, Sequence, Set, Tuple
 
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._core import cuda_knowledge as cuda
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._decide import findings as F
+from ansible_collections.gpuops.cuda_venv.plugins.module_utils._decide.contaminants import Evidence, belonging
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._core.errors import CudaVenvError
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._core.names import canonical_name
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._read.distributions import Distribution, label_key
@@ -56,11 +57,14 @@ class Action:
     # remove only: RECORD entries leaving the venv, dropped from ``record`` before the installer reads it
     record: Optional[str] = None
     outside: Tuple[str, ...] = ()
+    evidence: Tuple[Evidence, ...] = ()  # remove by prune: what on disk proves the distribution wrong for this venv
 
     def as_dict(self) -> dict:
         found = {"action": self.kind, "name": self.name, "requirement": self.requirement, "reason": self.reason}
         if self.outside:
             found.update(record=self.record, outside=list(self.outside))
+        if self.evidence:
+            found["evidence"] = [e.as_dict() for e in self.evidence]
         return found
 
 
@@ -104,7 +108,7 @@ def make_plan(obs, findings: Sequence, desired: DesiredState) -> Plan:
 
     batches: List[Tuple[str, List[Action], Set[str]]] = []
     if safe:
-        batches.append(("remove what nothing kept needs",
+        batches.append(("remove contaminants nothing kept needs",
                         [_remove(by_key[k], removals[k], outside) for k in safe], {F.CUDA_DIST_UNREQUIRED}))
     for chunk in _chunks(units, desired.batch_size):
         actions = [a for unit_removals, _follow in chunk for a in unit_removals]
@@ -133,24 +137,25 @@ def _installed(obs) -> Dict[str, Distribution]:
     return by_key
 
 
-def _removals(obs, desired: DesiredState, declared: Set[str], by_key) -> Dict[str, str]:
-    """canonical name -> why it goes."""
-    removals: Dict[str, str] = {}
+def _removals(obs, desired: DesiredState, declared: Set[str], by_key) -> Dict[str, tuple]:
+    """canonical name -> (why it goes, its evidence). ``prune: cuda`` removes only what ``contaminants.belonging``
+    proves wrong for this venv; neighbours stay."""
+    removals: Dict[str, tuple] = {}
     for name in desired.remove:
         key = canonical_name(name)
         if key in declared:
             raise PlanError("cannot remove %s: %s requires it (it is in the declared set)" % (name, obs.options.anchor))
         if key in by_key:
-            removals[key] = "listed in remove"
+            removals[key] = ("listed in remove", ())
     if desired.prune == "none":
         return removals
-    for key, dist in by_key.items():
-        if key in declared or key in removals:
-            continue
-        if desired.prune == "all" and key not in _SEED:
-            removals[key] = "not in the declared set (prune: all)"
-        elif _is_cuda_related(obs, dist):
-            removals[key] = "CUDA wheel outside the declared set (prune: cuda)"
+    if desired.prune == "all":
+        for key in by_key:
+            if key not in declared and key not in removals and key not in _SEED:
+                removals[key] = ("not in the declared set (prune: all)", ())
+        return removals
+    for contaminant in belonging(obs).removable().values():
+        removals.setdefault(contaminant.dist.key, ("contaminant (prune: cuda): %s" % contaminant.why, contaminant.evidence))
     return removals
 
 
@@ -177,13 +182,6 @@ def _never_rewritten(by_key, damaged: Dict[str, str], co_owners: Dict[str, Set[s
         for kept in co_owners.values():
             kept.discard(key)
     return refused
-
-
-def _is_cuda_related(obs, dist) -> bool:
-    major, _evidence = obs.majors.get(dist.dist_info, (None, None))
-    if dist.key in cuda.KNOWN_CUDA_CONSUMERS:
-        return True
-    return major is not None
 
 
 def _co_owners(obs, removals: Dict[str, str], by_key) -> Dict[str, Set[str]]:
@@ -316,12 +314,13 @@ def _chunks(items, size: int):
         yield items[start:start + size]
 
 
-def _remove(dist, reason: str, outside) -> Action:
+def _remove(dist, why: tuple, outside) -> Action:
+    reason, evidence = why
     escaping = outside.get(dist.key, ())
     if not escaping:
-        return Action("remove", dist.key, dist.name, reason)
+        return Action("remove", dist.key, dist.name, reason, evidence=evidence)
     return Action("remove", dist.key, dist.name, reason + "; RECORD first cut to the paths inside the venv",
-                  record=os.path.join(dist.dist_info, "RECORD"), outside=escaping)
+                  record=os.path.join(dist.dist_info, "RECORD"), outside=escaping, evidence=evidence)
 
 
 def _reinstall(dist, reason: str) -> Action:

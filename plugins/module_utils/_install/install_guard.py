@@ -207,20 +207,25 @@ def _with_dependencies(obs, plan: Plan, check: InstallCheck, backend: Backend, c
     installed = {d.key for d in obs.distributions}
     roots = {canonical_name(_name_of(p)) for p in check.packages}
     planned = {a.name for b in plan.batches for a in b.actions if a.kind != "remove"}
-    batches = []
-    for batch in plan.batches:
-        actions = []
-        for action in batch.actions:
-            actions.append(action)
-            if action.kind != "install" or action.name not in roots or action.name in installed:
-                continue
-            for name, version in resolve(backend, [action.requirement], check_mode, secrets):
-                if name not in planned and name not in installed:
-                    actions.append(Action("install", name, "%s==%s" % (name, version),
-                                          "dependency of %s, resolved by %s" % (action.name, backend.name)))
-                    planned.add(name)
-        batches.append(dataclasses.replace(batch, actions=tuple(actions)))
-    return dataclasses.replace(plan, batches=tuple(batches))
+
+    def expand(action):
+        actions = [action]
+        if action.kind != "install" or action.name not in roots or action.name in installed:
+            return actions
+        for name, version in resolve(backend, [action.requirement], check_mode, secrets):
+            if name not in planned and name not in installed:
+                actions.append(Action("install", name, "%s==%s" % (name, version),
+                                      "dependency of %s, resolved by %s" % (action.name, backend.name)))
+                planned.add(name)
+        return actions
+    return _each_action(plan, expand)
+
+
+def _each_action(plan: Plan, expand: Callable[[Action], List[Action]]) -> Plan:
+    """The plan with each action replaced, in its batch and in order, by the actions ``expand`` makes of it."""
+    return dataclasses.replace(plan, batches=tuple(
+        dataclasses.replace(batch, actions=tuple(new for action in batch.actions for new in expand(action)))
+        for batch in plan.batches))
 
 
 def _name_of(requirement: str) -> str:
@@ -372,17 +377,14 @@ def _with_reasons(plan: Plan, replaced: Dict[str, Dict[str, List[str]]], uncheck
     """The plan with each planned replacement, and each wheel the sources do not offer, said in its action's reason."""
     if not replaced and not unchecked:
         return plan
-    batches = []
-    for batch in plan.batches:
-        actions = []
-        for action in batch.actions:
-            freed = replaced.get(action.name) if action.kind != "remove" else None
-            if freed:
-                action = dataclasses.replace(action, reason=action.reason + "; replaces %s, removed before it" % "; ".join(
-                    "%d file(s) of %s" % (len(paths), label) for label, paths in sorted(freed.items())))
-            if action.kind != "remove" and action.name in unchecked:
-                action = dataclasses.replace(action, reason=action.reason + "; no wheel of it in the wheel sources: "
-                                             "not checked, its batch will be unfixable")
-            actions.append(action)
-        batches.append(dataclasses.replace(batch, actions=tuple(actions)))
-    return dataclasses.replace(plan, batches=tuple(batches))
+
+    def explained(action):
+        freed = replaced.get(action.name) if action.kind != "remove" else None
+        if freed:
+            action = dataclasses.replace(action, reason=action.reason + "; replaces %s, removed before it" % "; ".join(
+                "%d file(s) of %s" % (len(paths), label) for label, paths in sorted(freed.items())))
+        if action.kind != "remove" and action.name in unchecked:
+            action = dataclasses.replace(action, reason=action.reason + "; no wheel of it in the wheel sources: "
+                                         "not checked, its batch will be unfixable")
+        return [action]
+    return _each_action(plan, explained)

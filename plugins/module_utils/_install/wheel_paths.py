@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import configparser
 import os
-import traceback
 import zipfile
 from dataclasses import dataclass
 from typing import List, Optional, Sequence, Tuple
@@ -26,17 +25,8 @@ from ansible_collections.gpuops.cuda_venv.plugins.module_utils._read.preflight i
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._read.distributions import (
     METADATA_LIMIT, RECORD_LIMIT, parse_metadata, parse_record)
 
-try:
-    from packaging import tags as _tags
-    from packaging.requirements import InvalidRequirement, Requirement
-    from packaging.utils import InvalidWheelFilename, parse_wheel_filename
-    from packaging.version import InvalidVersion
-except ImportError:
-    HAS_PACKAGING = False
-    PACKAGING_IMPORT_ERROR = traceback.format_exc()
-else:
-    HAS_PACKAGING = True
-    PACKAGING_IMPORT_ERROR = None
+from ansible_collections.gpuops.cuda_venv.plugins.module_utils._core.packaging_lib import (
+    InvalidRequirement, InvalidVersion, InvalidWheelFilename, Requirement, parse_wheel_filename, tags as _tags)
 
 _ENTRY_POINTS_LIMIT = 1024 * 1024
 

@@ -437,11 +437,13 @@ def _host(config: LoaderConfig) -> tuple:
     return tuple(config.host) if config.host else host_identity()
 
 
-def resolve_object(path: str, elf: ElfInfo, config: LoaderConfig, read_elf: Callable[[str], ElfInfo] = read_elf) -> list:
-    """Resolve each NEEDED of an object outside the import graph: own RPATH/RUNPATH only, nothing loaded."""
+def resolve_object(path: str, elf: ElfInfo, config: LoaderConfig, read_elf: Callable[[str], ElfInfo] = read_elf,
+                   loaded: Optional[Mapping[str, str]] = None) -> list:
+    """Resolve each NEEDED of an object outside the import graph: own RPATH/RUNPATH only; ``loaded`` (soname -> path)
+    is what the process already has when the object is loaded, which ld.so matches first (VIA_LOADED)."""
     obj = LoadedObject(path, elf, None)
     host = _host(config)
-    return [_resolve(name, obj, (), config, host, read_elf, {}, set(), None)[0] for name in elf.needed]
+    return [_resolve(name, obj, (), config, host, read_elf, dict(loaded or {}), set(), None)[0] for name in elf.needed]
 
 
 # ---------------------------------------------------------------- simulation

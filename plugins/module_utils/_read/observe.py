@@ -29,7 +29,7 @@ from ansible_collections.gpuops.cuda_venv.plugins.module_utils._read.guard_state
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._read.install_times import InstallStamp, read_stamps
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._read.performance_state import PerformanceReading, read_performance
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._read.loader import (
-    LoaderConfig, LoadResult, Resolution, build_config, resolve_object, simulate_load)
+    LoaderConfig, LoadResult, Resolution, build_config, simulate_load)
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._read.probe import (
     InterpreterInfo, ProbeResult, probe_import, query_interpreter)
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._read.record_check import (
@@ -37,6 +37,7 @@ from ansible_collections.gpuops.cuda_venv.plugins.module_utils._read.record_chec
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._read.requirements import (
     RequirementEdge, closure, marker_env_fallback)
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._core.runner import Runner, clean_env
+from ansible_collections.gpuops.cuda_venv.plugins.module_utils._read.runtime_routes import resolve_others
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._read.scripts import ScriptCheck, check_scripts
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._read.shadowing import Shadowed, find_shadowed
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._read.venv_layout import STATE_DIR, VenvLayout, read_layout, real_path
@@ -156,11 +157,9 @@ def _read_disk(options, layout, interpreter, site_packages, dists, module, loade
     sys_path = interpreter.sys_path if interpreter.ok else site_packages
     entry_points = _entry_points(options.anchor, module, site_packages)
     import_graph, preloaded = _import_graph(options.anchor, entry_points, loader, interpreter, sys_path)
-    loaded = set(import_graph.objects) if import_graph else set()
-    other = {path: resolve_object(path, obj.elf, loader) for path, obj in objects.items()
-             if obj.elf is not None and path not in loaded}
-    shadowed = find_shadowed(each_resolution(import_graph, other), layout.root, _files_by_name(objects))
     marker_env = interpreter.marker_env if interpreter.ok else marker_env_fallback(layout.version)
+    other = resolve_others(objects, import_graph, loader, options.anchor, marker_env)
+    shadowed = find_shadowed(each_resolution(import_graph, other), layout.root, _files_by_name(objects))
     requirements = closure((options.anchor,) + tuple(options.roots), dists, marker_env)
     gpu = gpu_facts(with_state=options.performance) if options.gpu else None
     performance = read_performance(layout.root, [p for p, o in objects.items() if o.elf is not None],

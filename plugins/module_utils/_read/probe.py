@@ -20,6 +20,7 @@ Python 3.6 compatible and use the standard library only.  Each prints one line
 
 from __future__ import annotations
 
+import inspect
 import os
 import shutil
 import signal
@@ -30,7 +31,9 @@ from typing import Optional, Sequence, Union
 
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._core.errors import CudaVenvError
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._core.names import SHARED_OBJECT_NAME
-from ansible_collections.gpuops.cuda_venv.plugins.module_utils._core.runner import Runner, clean_env, marker_report
+from ansible_collections.gpuops.cuda_venv.plugins.module_utils._core.runner import REPORT_PRELUDE, Runner, clean_env, marker_report
+from ansible_collections.gpuops.cuda_venv.plugins.module_utils._read.loader import split_ld_library_path
+from ansible_collections.gpuops.cuda_venv.plugins.module_utils._read.requirements import marker_environment
 
 MARKER = "CUDA_VENV_PROBE "
 
@@ -45,29 +48,7 @@ import sys
 import sysconfig
 
 
-def full_version(info):
-    version = "%d.%d.%d" % (info.major, info.minor, info.micro)
-    if info.releaselevel != "final":
-        version += info.releaselevel[0] + str(info.serial)
-    return version
-
-
-def marker_environment():
-    # packaging.markers.default_environment(), rebuilt: the venv may not have packaging.
-    return {
-        "implementation_name": sys.implementation.name,
-        "implementation_version": full_version(sys.implementation.version),
-        "os_name": os.name,
-        "platform_machine": platform.machine(),
-        "platform_release": platform.release(),
-        "platform_system": platform.system(),
-        "platform_version": platform.version(),
-        "python_full_version": platform.python_version(),
-        "platform_python_implementation": platform.python_implementation(),
-        "python_version": ".".join(platform.python_version_tuple()[:2]),
-        "sys_platform": sys.platform,
-    }
-
+''' + inspect.getsource(marker_environment) + r'''
 
 paths = sysconfig.get_paths()
 report = {
@@ -82,34 +63,13 @@ report = {
 sys.stdout.write("\nCUDA_VENV_PROBE " + json.dumps(report) + "\n")
 '''
 
-IMPORT_SCRIPT = r'''
+IMPORT_SCRIPT = REPORT_PRELUDE + r'''
 import importlib
-import json
-import os
 import re
-import sys
 import traceback
 
-# A private copy of stdout: the import may replace or close sys.stdout.
-REPORT_FD = os.dup(1)
 # The shared-object rule of names.SHARED_OBJECT_NAME, written in when this text is built.
 SHARED_OBJECT = re.compile(''' + repr(SHARED_OBJECT_NAME) + r''')
-
-
-def exception_line(exc):
-    # The last line Python prints for an uncaught exception ("Type: message").
-    cls = type(exc)
-    name = cls.__qualname__
-    if cls.__module__ not in ("builtins", "__main__"):
-        name = cls.__module__ + "." + name
-    if isinstance(exc, SyntaxError) and exc.msg is not None:
-        text = str(exc.msg)
-    else:
-        try:
-            text = str(exc)
-        except Exception:
-            text = "<exception str() failed>"
-    return name + ": " + text if text else name
 
 
 def json_value(value):
@@ -258,16 +218,7 @@ def main():
         attempt(report, "nccl", lambda: loaded_nccl(report["loaded"]))
         if report["loader_only"]:
             attempt(report, "cudnn", lambda: loaded_cudnn(report["loaded"]))
-    data = ("\nCUDA_VENV_PROBE " + json.dumps(report) + "\n").encode("utf-8")
-    while data:
-        data = data[os.write(REPORT_FD, data):]
-    for stream in (sys.stdout, sys.stderr):
-        try:
-            stream.flush()
-        except BaseException:
-            pass
-    # Skip interpreter shutdown: a library's exit handlers must not change the answer.
-    os._exit(0 if report["ok"] else 1)
+    report_and_exit(''' + repr(MARKER) + r''', report, 0 if report["ok"] else 1)
 
 
 main()
@@ -385,7 +336,7 @@ def probe_import(
     python = _interpreter_path(python)
     _check_anchor(anchor)
     _check_timeout(timeout)
-    extra = _library_env(ld_library_path)
+    extra = library_path_env(ld_library_path)
     command = _check_argv(command) if command is not None else None
     problem = _interpreter_problem(python)
     if problem:
@@ -441,7 +392,7 @@ def run_check(
     """
     argv = _check_argv(argv)
     _check_timeout(timeout)
-    extra = _library_env(ld_library_path)
+    extra = library_path_env(ld_library_path)
     extra.update({"PYTHONDONTWRITEBYTECODE": "1", "PYTHONNOUSERSITE": "1"})
     result, duration = _run_isolated(runner, argv, extra, timeout)
     output = _tail(result.stdout + result.stderr)
@@ -541,9 +492,10 @@ def library_path_problems(folders) -> list:
             if not isinstance(folder, str) or ":" in folder or "\x00" in folder or not os.path.isabs(folder)]
 
 
-def _library_env(ld_library_path) -> dict:
-    """LD_LIBRARY_PATH for the probe: the workload's folders only, absolute."""
-    folders = ld_library_path.split(":") if isinstance(ld_library_path, str) else list(ld_library_path or ())
+def library_path_env(ld_library_path) -> dict:
+    """LD_LIBRARY_PATH for a process in the venv (the probe, a check command, the benchmark): the workload's folders
+    only, absolute; a string is split as ld.so splits it."""
+    folders = list(split_ld_library_path(ld_library_path)) if isinstance(ld_library_path, str) else list(ld_library_path or ())
     folders = [folder for folder in folders if folder]
     problems = library_path_problems(folders)
     if problems:

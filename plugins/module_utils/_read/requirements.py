@@ -9,7 +9,7 @@ Private to the gpuops.cuda_venv collection: not a public API.
 declares them, so torch -> cuda-toolkit[curand] -> nvidia-curand is never
 checked. This walk follows Requires-Dist through every requested extra
 (https://packaging.python.org/en/latest/specifications/dependency-specifiers/).
-Modules calling it check HAS_PACKAGING and fail with missing_required_lib('packaging').
+Modules calling it check ``_core/packaging_lib.HAS_PACKAGING`` and fail with missing_required_lib('packaging').
 """
 
 from __future__ import annotations
@@ -18,23 +18,14 @@ import os
 import platform
 import re
 import sys
-import traceback
 from collections import deque
 from dataclasses import dataclass
 from typing import Optional
 
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._core.names import canonical_name
-
-try:
-    from packaging.markers import UndefinedComparison, UndefinedEnvironmentName
-    from packaging.requirements import InvalidRequirement, Requirement
-    from packaging.version import InvalidVersion, Version
-except ImportError:
-    HAS_PACKAGING = False
-    PACKAGING_IMPORT_ERROR = traceback.format_exc()
-else:
-    HAS_PACKAGING = True
-    PACKAGING_IMPORT_ERROR = None
+from ansible_collections.gpuops.cuda_venv.plugins.module_utils._core.packaging_lib import (
+    HAS_PACKAGING, PACKAGING_IMPORT_ERROR, InvalidRequirement, InvalidSpecifier, InvalidVersion, Requirement,
+    SpecifierSet, UndefinedComparison, UndefinedEnvironmentName, Version)
 
 _PY_VERSION = re.compile(r"^(\d+)\.(\d+)(?:\.(\d+))?")
 
@@ -150,6 +141,17 @@ def _satisfies(version: str, specifier) -> tuple:
     return specifier.contains(parsed, prereleases=True), None
 
 
+def version_satisfies(version: str, specifier: str) -> Optional[bool]:
+    """Whether the installed ``version`` is inside ``specifier`` ("==2.9.1", ">=9.8,<10"); None when either cannot be
+    read."""
+    _need_packaging()
+    try:
+        ok, problem = _satisfies(version, SpecifierSet(specifier))
+    except InvalidSpecifier:
+        return None
+    return None if problem else ok
+
+
 def version_order(version: str) -> tuple:
     """A sort key of ``version`` strings: PEP 440 order, after every string that is no PEP 440 version."""
     _need_packaging()
@@ -157,6 +159,34 @@ def version_order(version: str) -> tuple:
         return (1, Version(version), "")
     except InvalidVersion:
         return (0, None, version)
+
+
+def marker_environment(python=None):
+    """PEP 508's marker environment of the Python running this, as packaging.markers.default_environment() builds
+    it (rebuilt: a venv may not have packaging); ``python``: (python_version, python_full_version) of another
+    Python, on this host's platform. The import probe runs this function's source in the venv's interpreter: it uses
+    os, platform and sys only, and has no annotations (that Python may be older)."""
+    if python is None:
+        info = sys.implementation.version
+        implementation_version = "%d.%d.%d" % (info.major, info.minor, info.micro)
+        if info.releaselevel != "final":
+            implementation_version += info.releaselevel[0] + str(info.serial)
+        python = (".".join(platform.python_version_tuple()[:2]), platform.python_version())
+    else:
+        implementation_version = python[1]
+    return {
+        "implementation_name": sys.implementation.name,
+        "implementation_version": implementation_version,
+        "os_name": os.name,
+        "platform_machine": platform.machine(),
+        "platform_release": platform.release(),
+        "platform_system": platform.system(),
+        "platform_version": platform.version(),
+        "python_full_version": python[1],
+        "platform_python_implementation": platform.python_implementation(),
+        "python_version": python[0],
+        "sys_platform": sys.platform,
+    }
 
 
 def marker_env_fallback(python_version: str, platform_info: Optional[dict] = None) -> dict:
@@ -169,19 +199,6 @@ def marker_env_fallback(python_version: str, platform_info: Optional[dict] = Non
     if not match:
         raise ValueError("invalid python version %r: expected a version like 3.12.1 (pyvenv.cfg version)" % (python_version,))
     short = "%s.%s" % match.group(1, 2)
-    full = "%s.%s" % (short, match.group(3) or "0")
-    env = {
-        "implementation_name": sys.implementation.name,
-        "implementation_version": full,
-        "os_name": os.name,
-        "platform_machine": platform.machine(),
-        "platform_release": platform.release(),
-        "platform_system": platform.system(),
-        "platform_version": platform.version(),
-        "python_full_version": full,
-        "platform_python_implementation": platform.python_implementation(),
-        "python_version": short,
-        "sys_platform": sys.platform,
-    }
+    env = marker_environment((short, "%s.%s" % (short, match.group(3) or "0")))
     env.update(platform_info or {})
     return env

@@ -32,6 +32,11 @@ def swap_dir_of(root: str) -> str:
     return os.path.join(parent, ".%s.cuda_venv" % name)
 
 
+def state_dir_of(root: str) -> str:
+    """The venv's state dir, ``<root>/.cuda_venv``."""
+    return os.path.join(root, STATE_DIR)
+
+
 class VenvError(CudaVenvError):
     """A path that cannot be read as a virtual environment."""
 

@@ -27,8 +27,8 @@ from typing import Dict, List, Optional, Sequence, Tuple
 
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._core.durable import replace_file
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._core.errors import CudaVenvError
-from ansible_collections.gpuops.cuda_venv.plugins.module_utils._core.runner import Runner, clean_env, marker_report
-from ansible_collections.gpuops.cuda_venv.plugins.module_utils._read.probe import library_path_problems, run_check
+from ansible_collections.gpuops.cuda_venv.plugins.module_utils._core.runner import REPORT_PRELUDE, Runner, clean_env, marker_report
+from ansible_collections.gpuops.cuda_venv.plugins.module_utils._read.probe import library_path_env, library_path_problems, run_check
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._read.venv_layout import read_layout
 
 MARKER = "CUDA_VENV_BENCHMARK "
@@ -46,36 +46,12 @@ ERROR = "error"
 # Characters of the script's stderr quoted when it dies without a report.
 _TAIL = 2000
 
-BENCHMARK_SCRIPT = r'''
-import json
-import os
-import sys
-
-# A private copy of stdout: importing torch may replace or close sys.stdout.
-REPORT_FD = os.dup(1)
+BENCHMARK_SCRIPT = REPORT_PRELUDE + r'''
 MIB = 1024 * 1024
 
 
-def exception_line(exc):
-    cls = type(exc)
-    name = cls.__qualname__
-    if cls.__module__ not in ("builtins", "__main__"):
-        name = cls.__module__ + "." + name
-    text = str(exc)
-    return name + ": " + text if text else name
-
-
 def emit(report):
-    data = ("\nCUDA_VENV_BENCHMARK " + json.dumps(report) + "\n").encode("utf-8")
-    while data:
-        data = data[os.write(REPORT_FD, data):]
-    for stream in (sys.stdout, sys.stderr):
-        try:
-            stream.flush()
-        except BaseException:
-            pass
-    # Skip interpreter shutdown: CUDA teardown must not change the answer.
-    os._exit(0)
+    report_and_exit(''' + repr(MARKER) + r''', report, 0)
 
 
 def timed(torch, device, step, warmup, iterations):
@@ -330,7 +306,7 @@ def run_benchmark(python: str, spec: BenchmarkSpec, runner: Runner, *, ld_librar
     problems = spec.problems()
     if problems:
         raise BenchmarkError("; ".join(problems))
-    extra = {"LD_LIBRARY_PATH": ":".join(ld_library_path)} if ld_library_path else {}
+    extra = library_path_env(ld_library_path)
     argv = [python, "-I", "-B", "-c", BENCHMARK_SCRIPT, json.dumps(spec.as_dict(), sort_keys=True)]
     workdir = tempfile.mkdtemp(prefix="cuda_venv_benchmark_")
     try:

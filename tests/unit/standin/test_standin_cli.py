@@ -31,7 +31,7 @@ def test_list_names_every_scenario_with_its_stack_and_parent():
     rows = [line.split()[:4] for line in done.stdout.splitlines()]
     assert [r[0] for r in rows] == list(SCENARIOS) == [
         "healthy-cu12", "healthy-cu13", "contaminated", "gutted", "partial-restore", "curand-removed",
-        "truncated-nccl", "consumer", "system-fallback"]
+        "truncated-nccl", "consumer", "system-fallback", "healthy-multi-cu12", "multi-contaminated", "multi-cascade"]
     assert rows[3][:4] == ["gutted", "cu128", "after", "contaminated"]
 
 

@@ -42,6 +42,13 @@ def test_report_lines():
     ]
 
 
+def test_report_names_the_neighbours_it_keeps():
+    facts = dict(BROKEN, neighbours=[{"distribution": "torchvision 0.24.1"}, {"distribution": "cupy-cuda12x 14.2.0"}])
+    assert cuda_venv_report(facts)[-1] == ("kept as neighbours (nothing proves them wrong): torchvision 0.24.1, "
+                                           "cupy-cuda12x 14.2.0")
+    assert cuda_venv_report(dict(BROKEN, neighbours=[]))[-1].startswith("(2 informational")
+
+
 def test_report_lines_with_info():
     assert cuda_venv_report(BROKEN, info=True)[-2:] == [
         "info  SONAME_UNRESOLVED [libmpi.so.40] libmpi.so.40 is optional.",

@@ -38,11 +38,12 @@ def venvs(tmp_path_factory):
 def test_a_venv_its_pip_and_its_local_wheelhouses(capsys, venvs, tmp_path):
     (tmp_path / "wheels").mkdir()
     (tmp_path / "a-file").write_text("")
-    links = [str(tmp_path / "wheels"), "file://%s" % (tmp_path / "gone"), str(tmp_path / "a-file"), str(tmp_path / "absent")]
+    links = [str(tmp_path / "wheels"), "file://localhost%s" % (tmp_path / "wheels"), "file://%s" % (tmp_path / "gone"),
+             "file://localhost%s" % (tmp_path / "gone"), str(tmp_path / "a-file"), str(tmp_path / "absent")]
     rc, result = run_main(capsys, {"path": str(venvs / "bare"), "find_links": links})
     assert rc == 0 and result["changed"] is False
     assert (result["venv"], result["venv_has_pip"]) == (True, False)
-    assert result["missing_wheelhouses"] == links[1:]
+    assert result["missing_wheelhouses"] == links[2:]  # file://localhost/ is a local path too, never a URL source
     assert (result["silent_sources"], result["tools_marker"], result["tools_installed"]) == ([], None, None)
     rc, result = run_main(capsys, {"path": str(venvs / "with-pip"), "find_links": links, "check_sources": False})
     assert (result["venv"], result["venv_has_pip"], result["missing_wheelhouses"]) == (True, True, [])

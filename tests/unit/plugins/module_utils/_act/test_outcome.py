@@ -8,7 +8,7 @@ from __future__ import annotations
 import dataclasses
 import os
 
-from ansible_collections.gpuops.cuda_venv.plugins.module_utils._act.outcome import diff_side, file_state, inventory, verify_touched
+from ansible_collections.gpuops.cuda_venv.plugins.module_utils._act.outcome import diff_side, file_state, inventory, recheck_touched
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._read.distributions import read_distributions
 from ansible_collections.gpuops.cuda_venv.tests.support.dist_helpers import make_dist
 from ansible_collections.gpuops.cuda_venv.tests.unit.plugins.module_utils import observations as O
@@ -65,4 +65,4 @@ def test_only_the_touched_wheels_are_hashed_against_their_record(tmp_path):
     healthy = O.healthy()
     obs = dataclasses.replace(healthy, distributions=read_distributions([str(site)]),
                               layout=dataclasses.replace(healthy.layout, root=str(tmp_path)))
-    assert verify_touched(obs, {"good", "bad", "gone"}) == {"bad": "1 missing, 1 modified", "good": "ok"}
+    assert recheck_touched(obs, {"good", "bad", "gone"}) == {"bad": "1 missing, 1 modified", "good": "ok"}

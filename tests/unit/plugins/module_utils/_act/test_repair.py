@@ -19,8 +19,8 @@ from ansible_collections.gpuops.cuda_venv.plugins.module_utils._decide.plan impo
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._act.outcome import RepairFailed
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._act.repair import RepairOptions, repair
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._act.swap import NEXT_DIR, swap_dir_of
-from ansible_collections.gpuops.cuda_venv.plugins.module_utils._act.venv_lock import state_dir_of
-from ansible_collections.gpuops.cuda_venv.plugins.module_utils._decide.facts_report import gather_facts
+from ansible_collections.gpuops.cuda_venv.plugins.module_utils._read.venv_layout import state_dir_of
+from ansible_collections.gpuops.cuda_venv.plugins.module_utils._act.facts import gather_facts
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._read.probe import IMPORT_SCRIPT
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._core.runner import SubprocessRunner
 from ansible_collections.gpuops.cuda_venv.tests.support.dist_helpers import make_dist

@@ -16,7 +16,7 @@ import sys
 
 import pytest
 
-from ansible_collections.gpuops.cuda_venv.plugins.module_utils._act.venv_lock import LockBusy, LockError, VenvLock, read_holder, state_dir_of
+from ansible_collections.gpuops.cuda_venv.plugins.module_utils._act.venv_lock import LockBusy, LockError, VenvLock, read_holder
 from ansible_collections.gpuops.cuda_venv.tests.support.tree_digest import child_env
 
 HOLDER = """
@@ -164,6 +164,3 @@ def test_a_lock_that_cannot_be_created_names_the_path(tmp_path):
         VenvLock(state).acquire()
     assert str(err.value) == "cannot create the lock %s/lock for venv %s: Not a directory; run as the venv's owner" % (state, venv)
 
-
-def test_state_dir_lives_in_the_venv():
-    assert state_dir_of("/venvs/train") == "/venvs/train/.cuda_venv"

@@ -167,3 +167,13 @@ def test_every_torch_preload_glob_finds_its_library_in_the_measured_wheels(layou
                if not any(fnmatch.filter(paths, "nvidia/%s/lib/%s" % (sub, pattern))
                           for sub in (folder,) + cuda.TORCH_PRELOAD_SHARED_FOLDERS)]
     assert missing == []
+
+
+@pytest.mark.parametrize("soname, family, prefix", [
+    ("libcudnn_graph.so.9", "cuDNN", "libcudnn"), ("libcublasLt.so.12", "cuBLAS", "libcublas"),
+    ("libcusparseLt.so.0", "cuSPARSELt", "libcusparseLt."), ("libcusparse.so.12", "cuSPARSE", "libcusparse."),
+    ("libtorch_cuda.so", None, None),
+])
+def test_a_sonames_family_and_the_prefix_its_members_share(soname, family, prefix):
+    assert (cuda.library_family(soname), cuda.family_prefix(soname)) == (family, prefix)
+    assert (family in cuda.ONE_BUILD_FAMILIES) == (family in ("cuDNN", "cuBLAS"))

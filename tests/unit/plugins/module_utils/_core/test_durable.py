@@ -7,7 +7,9 @@ and a failure leaves the old file and no temporary name."""
 from __future__ import annotations
 
 import os
+import shutil
 import stat
+import tempfile
 
 import pytest
 
@@ -16,6 +18,7 @@ from ansible_collections.gpuops.cuda_venv.plugins.module_utils._core.durable imp
     fsync_dir, make_dirs, replace_file, replace_with, rewrite_file, sync_filesystem)
 
 ROOT = os.geteuid() == 0
+NOBODY = 65534  # the writer that is not root
 
 
 def mode_of(path):
@@ -82,17 +85,48 @@ def test_a_missing_folder_raises_and_creates_nothing(tmp_path):
     assert os.listdir(str(tmp_path)) == []
 
 
-@pytest.mark.skipif(ROOT, reason="root writes into a read-only folder")
-def test_a_read_only_folder_raises_and_leaves_the_old_file(tmp_path):
-    target = tmp_path / "f"
-    target.write_bytes(b"old")
-    os.chmod(str(tmp_path), 0o500)
+def as_another_user(action) -> int:
+    """``action()`` in a forked child that, when this process is root, first becomes an unprivileged user (uid and gid
+    65534, no supplementary groups: what setpriv --reuid --regid --clear-groups does); the child's exit status: 0 when
+    the action raised PermissionError, 1 when it returned, 2 on anything else."""
+    pid = os.fork()
+    if pid == 0:  # pragma: no cover (the child)
+        code = 2
+        try:
+            if ROOT:
+                os.setgroups([])
+                os.setresgid(NOBODY, NOBODY, NOBODY)
+                os.setresuid(NOBODY, NOBODY, NOBODY)
+            action()
+            code = 1
+        except PermissionError:
+            code = 0
+        finally:
+            os._exit(code)
+    return os.waitstatus_to_exitcode(os.waitpid(pid, 0)[1])
+
+
+def test_a_read_only_folder_raises_and_leaves_the_old_file():
+    """Root writes into any folder, so as root the writer is another user; the folder's parent lets that user in."""
+    folder = tempfile.mkdtemp()
     try:
-        with pytest.raises(PermissionError):
-            replace_file(str(target), b"new")
+        target = os.path.join(folder, "f")
+        with open(target, "wb") as handle:
+            handle.write(b"old")
+        if ROOT:
+            os.chown(folder, NOBODY, NOBODY)
+            os.chown(target, NOBODY, NOBODY)
+        os.chmod(folder, 0o500)
+        assert as_another_user(lambda: replace_file(target, b"new")) == 0
+        os.chmod(folder, 0o700)
+        with open(target, "rb") as handle:
+            assert handle.read() == b"old" and os.listdir(folder) == ["f"]
+        assert as_another_user(lambda: replace_file(target, b"new")) == 1  # the same user writes once it may
+        with open(target, "rb") as handle:
+            assert handle.read() == b"new"
     finally:
-        os.chmod(str(tmp_path), 0o700)
-    assert target.read_bytes() == b"old" and os.listdir(str(tmp_path)) == ["f"]
+        os.chmod(folder, 0o700)
+        shutil.rmtree(folder)
 
 
 def test_a_failed_rename_removes_the_written_temporary(tmp_path):

@@ -27,16 +27,21 @@ def with_times(obs, times, requested=()):
     return replace(obs, distributions=dists, stamps=stamps)
 
 
-def test_contaminants_are_the_unrequired_cuda_wheels_and_consumers():
+def test_contaminants_are_those_with_evidence_and_say_it():
     consumer = dist("sglang-kernel", "0.3.21", ["sglang_kernel/__init__.py"], ["nvidia-cudnn-cu13==9.24.0.43"])
     obs = O.contaminated(add=[consumer])
+    twin = "built for CUDA 13 (by its name) beside a CUDA 12 torch; installs 2 path(s) that %s also installs, e.g. %s, %s"
     assert sorted((d.label, why) for d, why in contaminants(obs).values()) == [
-        ("nvidia-cublas 13.1.1.3", "a CUDA 13 wheel nothing torch requires"),
-        ("nvidia-cudnn-cu13 9.24.0.43", "a CUDA 13 wheel nothing torch requires"),
-        ("nvidia-cusparselt-cu13 0.8.1", "a CUDA 13 wheel nothing torch requires"),
-        ("nvidia-nccl-cu13 2.30.7", "a CUDA 13 wheel nothing torch requires"),
-        ("nvidia-nvshmem-cu13 3.4.5", "a CUDA 13 wheel nothing torch requires"),
-        ("sglang-kernel 0.3.21", "a CUDA consumer nothing torch requires")]
+        ("nvidia-cublas 13.1.1.3", "built for CUDA 13 (by its install path) beside a CUDA 12 torch"),
+        ("nvidia-cudnn-cu13 9.24.0.43", twin % ("nvidia-cudnn-cu12 9.10.2.21", "nvidia/cudnn/lib/libcudnn.so.9",
+                                                "nvidia/cudnn/include/cudnn.h")),
+        ("nvidia-cusparselt-cu13 0.8.1", twin % ("nvidia-cusparselt-cu12 0.7.1", "nvidia/cusparselt/lib/libcusparseLt.so.0",
+                                                 "nvidia/cusparselt/include/cusparselt.h")),
+        ("nvidia-nccl-cu13 2.30.7", twin % ("nvidia-nccl-cu12 2.27.5", "nvidia/nccl/lib/libnccl.so.2",
+                                            "nvidia/nccl/include/nccl.h")),
+        ("nvidia-nvshmem-cu13 3.4.5", twin % ("nvidia-nvshmem-cu12 3.3.20", "nvidia/nvshmem/lib/libnvshmem_host.so.3",
+                                              "nvidia/nvshmem/include/nvshmem.h")),
+        ("sglang-kernel 0.3.21", "built for CUDA 13 (by its dependency nvidia-cudnn-cu13) beside a CUDA 12 torch")]
 
 
 def test_a_requested_consumer_is_the_root_of_what_it_requires_the_rest_is_residue():
@@ -74,6 +79,15 @@ def test_where_every_member_is_requested_requested_says_nothing_and_a_cuda_libra
     assert finding.message.endswith("(transaction 2). Nothing installed today requires them: the residue of an install "
                                     "that was undone.")
     assert requested_is_selective(Transaction(1, T, T, "uv", tuple(obs.distributions[:1]))) is True
+
+
+def test_requested_tells_what_was_asked_for_in_a_run_of_one_even_when_uv_wrote_it():
+    # uv marks everything it installs REQUESTED, but a run that installed one distribution was asked for that one.
+    cublas, nvtx = replace(O.cublas_cu13(), requested=True), replace(dist("nvidia-nvtx", "13.0.85", []), requested=True)
+    assert requested_is_selective(Transaction(1, T, T, "uv", (cublas,))) is True
+    assert requested_is_selective(Transaction(1, T, T, "uv", (cublas, nvtx))) is False
+    assert requested_is_selective(Transaction(1, T, T, "pip", (cublas, replace(nvtx, requested=False)))) is True
+    assert requested_is_selective(None) is False
 
 
 def test_no_history_no_finding_and_a_clean_venv_has_none():

@@ -9,13 +9,14 @@ from dataclasses import replace
 
 import pytest
 
-from ansible_collections.gpuops.cuda_venv.plugins.module_utils._decide.diagnose import diagnose, identical_everywhere
+from ansible_collections.gpuops.cuda_venv.plugins.module_utils._decide.diagnose import diagnose
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._decide.findings import is_healthy
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._read.record_check import Conflict
+from ansible_collections.gpuops.cuda_venv.plugins.module_utils._read.scripts import ScriptCheck
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._read.shadowing import Shadowed
 from ansible_collections.gpuops.cuda_venv.tests.unit.plugins.module_utils import observations as O
 from ansible_collections.gpuops.cuda_venv.tests.unit.plugins.module_utils.observations import (
-    ALL, CU12_LABELS, GUTTED_ERROR, ROOT, TORCH_CUDA, bad, build, dist, found, pyc, same, unresolved)
+    ALL, CU12_LABELS, GUTTED_ERROR, ROOT, TORCH_CUDA, bad, build, dist, elf, found, pyc, same, unresolved)
 
 CACHE = "cache"
 
@@ -105,7 +106,7 @@ def test_contaminated_incident_gives_exactly_these_findings():
         ("warning", "CUDA_DIST_UNREQUIRED", "nvidia-cusparselt-cu13"),
         ("warning", "CUDA_DIST_UNREQUIRED", "nvidia-nccl-cu13"),
         ("warning", "CUDA_DIST_UNREQUIRED", "nvidia-nvshmem-cu13"),
-        ("info", "SONAME_UNRESOLVED", "libmpi.so.40"),
+        ("info", "SONAME_UNRESOLVED", "optional transports"),
     ]
 
 
@@ -129,18 +130,22 @@ def test_contaminated_majors_and_contaminants():
                "nvidia-cusparselt-cu12 0.7.1", "nvidia-nccl-cu12 2.27.5", "nvidia-nvshmem-cu12 3.3.20", "torch 2.9.1"],
         "13": ["nvidia-cublas 13.1.1.3", "nvidia-cudnn-cu13 9.24.0.43", "nvidia-cusparselt-cu13 0.8.1",
                "nvidia-nccl-cu13 2.30.7", "nvidia-nvshmem-cu13 3.4.5"]}
-    assert only(findings, "CUDA_DIST_UNREQUIRED", "nvidia-cudnn-cu13").message == (
-        "nvidia-cudnn-cu13 9.24.0.43 is a CUDA 13 wheel that nothing torch requires: a contaminant candidate "
-        "(it installs the same paths as nvidia-cudnn-cu12).")
+    cudnn = only(findings, "CUDA_DIST_UNREQUIRED", "nvidia-cudnn-cu13")
+    assert cudnn.message == (
+        "nvidia-cudnn-cu13 9.24.0.43 is a CUDA 13 wheel that nothing torch requires, and wrong for this venv: built for "
+        "CUDA 13 (by its name) beside a CUDA 12 torch; installs 2 path(s) that nvidia-cudnn-cu12 9.10.2.21 also "
+        "installs, e.g. nvidia/cudnn/lib/libcudnn.so.9, nvidia/cudnn/include/cudnn.h.")
+    assert [e["kind"] for e in cudnn.details["evidence"]] == ["other_major", "collides"]
     assert only(findings, "CUDA_DIST_UNREQUIRED", "nvidia-cublas").message == (
-        "nvidia-cublas 13.1.1.3 is a CUDA 13 wheel that nothing torch requires: a contaminant candidate.")
+        "nvidia-cublas 13.1.1.3 is a CUDA 13 wheel that nothing torch requires, and wrong for this venv: built for "
+        "CUDA 13 (by its install path) beside a CUDA 12 torch.")
 
 
 # --- runtime versions and the driver ----------------------------------------------------------------------------
 
 def test_runtime_library_mismatch_from_the_probe_versions():
     findings = diagnose(O.healthy(probe=O.probe_ok({"torch": "2.9.1", "cuda": "12.8", "cudnn": 92400, "nccl": "2.27.5"})))
-    assert table(findings) == [("error", "RUNTIME_LIBRARY_MISMATCH", "cudnn"), ("info", "SONAME_UNRESOLVED", "libmpi.so.40")]
+    assert table(findings) == [("error", "RUNTIME_LIBRARY_MISMATCH", "cudnn"), ("info", "SONAME_UNRESOLVED", "optional transports")]
     assert findings[0].as_dict() == {
         "code": "RUNTIME_LIBRARY_MISMATCH", "severity": "error", "subject": "cudnn",
         "message": "torch runs cudnn 92400 but requires nvidia-cudnn-cu12 9.10.2.21 (91002).",
@@ -155,7 +160,7 @@ def test_runtime_library_mismatch_from_the_probe_versions():
     {},
 ])
 def test_matching_or_unknown_runtime_versions_are_no_finding(versions):
-    assert table(diagnose(O.healthy(probe=O.probe_ok(versions)))) == [("info", "SONAME_UNRESOLVED", "libmpi.so.40")]
+    assert table(diagnose(O.healthy(probe=O.probe_ok(versions)))) == [("info", "SONAME_UNRESOLVED", "optional transports")]
 
 
 def test_library_loaded_from_outside_the_venv_is_a_warning():
@@ -236,20 +241,35 @@ def test_anchor_required_through_a_root_is_still_a_requirement():
 
 def test_healthy_venv_only_reports_the_optional_plugin_as_info():
     findings = diagnose(O.healthy())
-    assert table(findings) == [("info", "SONAME_UNRESOLVED", "libmpi.so.40")]
+    assert table(findings) == [("info", "SONAME_UNRESOLVED", "optional transports")]
     assert findings[0].as_dict() == {
-        "code": "SONAME_UNRESOLVED", "severity": "info", "subject": "libmpi.so.40",
-        "message": "libmpi.so.40, needed by nvidia/nvshmem/lib/nvshmem_bootstrap_mpi.so.3 (nvidia-nvshmem-cu12 3.3.20) "
-                   "(not loaded when torch is imported: an optional plugin), is found nowhere.",
-        "details": {"needed_by": ["nvidia/nvshmem/lib/nvshmem_bootstrap_mpi.so.3"], "loaded_at_import": False},
+        "code": "SONAME_UNRESOLVED", "severity": "info", "subject": "optional transports",
+        "message": "1 optional transport library (libmpi.so.40), needed by 1 plugin(s) not loaded when torch is imported "
+                   "(nvidia/nvshmem/lib/nvshmem_bootstrap_mpi.so.3), is found nowhere: this machine has no such network "
+                   "stack; only a job that selects that transport needs them.",
+        "details": {"sonames": ["libmpi.so.40"], "needed_by": ["nvidia/nvshmem/lib/nvshmem_bootstrap_mpi.so.3"],
+                    "loaded_at_import": False},
     }
+
+
+def test_optional_transports_make_one_line_and_other_optional_sonames_their_own():
+    plugins = {"nvidia/nvshmem/lib/nvshmem_bootstrap_mpi.so.3": [unresolved("libmpi.so.40"), unresolved("libpmix.so.2")],
+               "nvidia/nvshmem/lib/nvshmem_transport_ucx.so.3": [unresolved("libucp.so.0"), unresolved("libucs.so.0")],
+               "nvidia/cufile/lib/libcufile_rdma.so.1": [unresolved("libibverbs.so.1"), unresolved("libmlx5.so.1")],
+               "nvidia/cusolver/lib/libcusolverMg.so.11": [unresolved("libcuda.so.1")]}
+    findings = diagnose(O.healthy(other=plugins, probe=None))
+    assert table(findings) == [("info", "SONAME_UNRESOLVED", "libcuda.so.1"),
+                               ("info", "SONAME_UNRESOLVED", "optional transports")]
+    assert findings[1].details["sonames"] == ["libibverbs.so.1", "libmlx5.so.1", "libmpi.so.40", "libpmix.so.2",
+                                              "libucp.so.0", "libucs.so.0"]
+    assert len(findings[1].details["needed_by"]) == 3
 
 
 def test_a_soname_unresolved_at_import_is_an_error_and_not_repeated_as_info():
     graph = O.torch_graph({"libnccl.so.2": unresolved("libnccl.so.2")})
     other = {"nvidia/nvshmem/lib/nvshmem_bootstrap_mpi.so.3": [unresolved("libmpi.so.40"), unresolved("libnccl.so.2")]}
     findings = diagnose(O.healthy(import_graph=graph, other=other, probe=None))
-    assert table(findings) == [("error", "SONAME_UNRESOLVED", "libnccl.so.2"), ("info", "SONAME_UNRESOLVED", "libmpi.so.40")]
+    assert table(findings) == [("error", "SONAME_UNRESOLVED", "libnccl.so.2"), ("info", "SONAME_UNRESOLVED", "optional transports")]
     assert findings[0].message == (
         "libnccl.so.2, needed by torch/lib/libtorch_cuda.so (torch 2.9.1) (loaded when torch is imported), is found "
         "nowhere. It should come from nvidia-nccl-cu12 2.27.5 (nvidia/nccl/lib/libnccl.so.2).")
@@ -290,7 +310,7 @@ def _cudart_fallback_of_a_plugin():
 def test_fallback_outside_the_venv_is_a_warning_only_for_cuda_sonames():
     findings = diagnose(O.healthy(import_graph=_fallback_graph()))  # libm.so.6 and libc.so.6 come from the cache too
     assert table(findings) == [("warning", "SONAME_SYSTEM_FALLBACK", "libcurand.so.10"),
-                               ("info", "SONAME_UNRESOLVED", "libmpi.so.40")]
+                               ("info", "SONAME_UNRESOLVED", "optional transports")]
     assert findings[0].fix is None  # no wheel of the venv lists it
     assert findings[0].details == {"resolved": "/usr/local/cuda-12.8/targets/x86_64-linux/lib/libcurand.so.10",
                                    "via": "cache", "needed_by": "torch/lib/libtorch_cuda.so"}
@@ -341,39 +361,10 @@ def test_invalid_elf_already_reported_as_modified_is_not_repeated():
     elves = dict(O.stack_elves(), **{"nvidia/nccl/lib/libnccl.so.2": "file too short"})
     obs = O.healthy(elves=elves, probe=None, modified={"nvidia-nccl-cu12": ["nvidia/nccl/lib/libnccl.so.2"]})
     assert table(diagnose(obs)) == [("error", "RECORD_MODIFIED_FILES", "nvidia-nccl-cu12 2.27.5"),
-                                    ("info", "SONAME_UNRESOLVED", "libmpi.so.40")]
+                                    ("info", "SONAME_UNRESOLVED", "optional transports")]
 
 
 # --- files and ownership ------------------------------------------------------------------------------------------
-
-def test_identical_everywhere_suppresses_the_conflict():
-    """The empty nvidia/__init__.py every cu12 wheel ships (same hash), and a hashless .pyc: no finding."""
-    dists = [dist("nvidia-a-cu12", "1.0", [same("nvidia/__init__.py"), pyc("nvidia/__pycache__/__init__.cpython-312.pyc")]),
-             dist("nvidia-b-cu12", "1.0", [same("nvidia/__init__.py"), pyc("nvidia/__pycache__/__init__.cpython-312.pyc")]),
-             dist("torch", "2.9.1", ["torch/__init__.py"], ["nvidia-a-cu12", "nvidia-b-cu12"])]
-    obs = build(dists)
-    assert [c.path for c in obs.conflicts] == ["nvidia/__init__.py", "nvidia/__pycache__/__init__.cpython-312.pyc"]
-    assert [identical_everywhere(obs, c) for c in obs.conflicts] == [True, True]
-    assert table(diagnose(obs)) == []
-
-
-@pytest.mark.parametrize("entries", [
-    [same("nvidia/__init__.py"), same("nvidia/__init__.py", b"# not empty\n")],  # two hashes
-    [pyc("nvidia/x.py"), pyc("nvidia/x.py")],  # no hash and not bytecode: unknown bytes
-], ids=["different-hashes", "hashless-source"])
-def test_conflicts_that_are_not_identical_are_reported(entries):
-    dists = [dist("nvidia-a-cu12", "1.0", [entries[0]]), dist("nvidia-b-cu12", "1.0", [entries[1]]),
-             dist("torch", "2.9.1", ["torch/__init__.py"], ["nvidia-a-cu12", "nvidia-b-cu12"])]
-    obs = build(dists)
-    assert identical_everywhere(obs, obs.conflicts[0]) is False
-    assert table(diagnose(obs)) == [("error", "FILE_OWNERSHIP_CONFLICT", "nvidia-a-cu12 1.0 & nvidia-b-cu12 1.0")]
-
-
-def test_identical_everywhere_only_compares_the_conflicts_owners():
-    obs = build([dist("a", "1", [same("p.py")]), dist("b", "1", [same("p.py")]), dist("c", "1", [same("p.py", b"x")])])
-    assert identical_everywhere(obs, Conflict("p.py", ("a 1", "b 1"), None)) is True
-    assert identical_everywhere(obs, Conflict("p.py", ("a 1", "b 1", "c 1"), None)) is False
-
 
 def test_modified_files_in_hash_mode_name_the_overwriter():
     obs = O.contaminated(verify="hash", modified={label: ["nvidia/%s/lib/%s" % (fam, lib)]
@@ -449,12 +440,23 @@ def test_requirement_version_mismatch():
     assert finding.fix == "pip install --no-deps 'nvidia-nccl-cu12==2.27.5'"
 
 
-def test_unrequired_consumer_is_a_warning():
-    obs = O.healthy(add=[dist("sgl-kernel", "0.3.9", ["sgl_kernel/common_ops.abi3.so"])], probe=None, other={})
-    finding = only(diagnose(obs), "CUDA_DIST_UNREQUIRED")
-    assert (finding.severity, finding.subject) == ("warning", "sgl-kernel")
-    assert finding.message == "sgl-kernel 0.3.9 is a CUDA consumer that nothing torch requires: a contaminant candidate."
-    assert finding.details == {"cuda_major": None}
+def test_a_consumer_on_the_anchors_major_whose_requirements_hold_is_a_neighbour_not_a_finding():
+    vision = dist("torchvision", "0.24.1", ["torchvision/_C.so"], ["numpy", "torch (==2.9.1)"])
+    plugin = dist("jax-cuda12-plugin", "0.10.2", ["jax_plugins/xla_cuda12/__init__.py"],
+                  ["jax-cuda12-pjrt==0.10.2", 'nvidia-cudnn-cu12<10.0,>=9.8; sys_platform == "linux" and extra == "with-cuda"'])
+    obs = O.healthy(add=[vision, plugin], probe=None, other={}, elves={"torchvision/_C.so": elf(None, ["libcudart.so.12"])})
+    assert [f for f in diagnose(obs) if f.code in ("CUDA_DIST_UNREQUIRED", "CONTAMINATION_SOURCE")] == []
+
+
+def test_a_consumer_requiring_another_anchor_is_a_warning_naming_the_evidence():
+    kernel = dist("sglang-kernel", "0.4.10", ["sglang_kernel/__init__.py"], ["torch==2.14.1"])
+    finding = only(diagnose(O.healthy(add=[kernel], probe=None, other={})), "CUDA_DIST_UNREQUIRED")
+    assert (finding.severity, finding.subject) == ("warning", "sglang-kernel")
+    assert finding.message == ("sglang-kernel 0.4.10 is a CUDA consumer that nothing torch requires, and wrong for this "
+                               "venv: requires torch==2.14.1; torch 2.9.1 is installed.")
+    assert finding.details == {"cuda_major": None, "held_by": [],
+                               "evidence": [{"kind": "requirement_conflict",
+                                             "text": "requires torch==2.14.1; torch 2.9.1 is installed"}]}
 
 
 def test_import_failed_by_timeout_and_by_signal():
@@ -470,6 +472,18 @@ def test_probe_that_did_not_run_is_no_finding():
     assert "IMPORT_FAILED" not in [f.code for f in diagnose(obs)]
 
 
+def test_a_moved_venv_is_info_naming_where_it_was_and_its_rewritten_scripts():
+    obs = O.healthy()
+    torch = next(d for d in obs.distributions if d.key == "torch")
+    scripts = ScriptCheck({torch.dist_info: (ROOT + "/bin/torchrun", ROOT + "/bin/torchfrtrace")}, (), ("/old/train",))
+    finding = only(diagnose(replace(obs, scripts=scripts)), "VENV_MOVED")
+    assert (finding.severity, finding.subject, finding.fix) == ("info", ROOT, None)
+    assert finding.message == ("The venv was moved from /old/train to /venvs/train: 2 console script(s) differ from RECORD "
+                               "only in a shebang that names this venv's interpreter (torchfrtrace, torchrun); nothing "
+                               "is damaged.")
+    assert finding.details == {"scripts": [ROOT + "/bin/torchfrtrace", ROOT + "/bin/torchrun"], "former_roots": ["/old/train"]}
+
+
 def test_diagnose_is_pure():
     obs = O.contaminated()
     before = repr(obs)
@@ -477,23 +491,51 @@ def test_diagnose_is_pure():
     assert repr(obs) == before
 
 
-@pytest.mark.parametrize("version, same, severity, tail", [
-    ("9.24.0", False, "error", " Two builds of cuDNN in one process (9.10.2.21 in the venv, 9.24.0 on LD_LIBRARY_PATH): "
-     "a mixed cuDNN fails with SUBLIBRARY_VERSION_MISMATCH at the first convolution or falls back silently to slower kernels."),
-    (None, False, "warning", " The two files differ: a version skew waiting to happen."),
-    ("9.10.2", False, "warning", " The two files differ: a version skew waiting to happen."),
-    (None, True, "info", " Both hold the same bytes: harmless while they do."),
+MIXED_CUDNN = ("a mixed cuDNN fails with SUBLIBRARY_VERSION_MISMATCH at the first convolution or falls back silently to "
+               "slower kernels.")
+
+
+@pytest.mark.parametrize("version, beside, same, severity, tail", [
+    ("9.24.0", None, False, "error", " Two builds of cuDNN in one process (9.10.2.21 in the venv, 9.24.0 on LD_LIBRARY_PATH): "
+     + MIXED_CUDNN),
+    ("9.24.0", "libcudnn_ops.so.9.24.0", False, "error", " Two builds of cuDNN in one process (9.10.2.21 in the venv, 9.24.0 "
+     "on LD_LIBRARY_PATH): " + MIXED_CUDNN),
+    (None, None, False, "error", " Two builds of cuDNN in one process (9.10.2.21 in the venv, version unknown on "
+     "LD_LIBRARY_PATH; their bytes differ): " + MIXED_CUDNN),
+    ("9.10.2", None, False, "error", " Two builds of cuDNN in one process (9.10.2.21 in the venv, 9.10.2 on LD_LIBRARY_PATH; "
+     "their bytes differ): " + MIXED_CUDNN),
+    (None, None, True, "info", " Both hold the same bytes: harmless while they do."),
 ])
-def test_a_venv_library_taken_over_by_ld_library_path_is_an_error_when_builds_differ(version, same, severity, tail):
+def test_a_venv_library_taken_over_by_ld_library_path_is_an_error_when_builds_differ(version, beside, same, severity, tail):
     ours = O.sp("nvidia/cudnn/lib/libcudnn.so.9")
     theirs = "/opt/cudnn/lib/libcudnn.so.9"
     shadow = Shadowed("libcudnn.so.9", O.sp("torch/lib/libtorch_cuda.so"), True, theirs, "/opt/cudnn/lib", (ours,),
-                      version, same)
+                      version, same, beside)
     findings = [f for f in diagnose(replace(O.healthy(), shadowed={"libcudnn.so.9": shadow}))
                 if f.code in ("SONAME_SHADOWED", "SONAME_SYSTEM_FALLBACK")]
     assert table(findings) == [(severity, "SONAME_SHADOWED", "libcudnn.so.9")]
     assert findings[0].message == (
         "libcudnn.so.9 (cuDNN) is in the venv (nvidia/cudnn/lib/libcudnn.so.9 of nvidia-cudnn-cu12 9.10.2.21) but "
-        "LD_LIBRARY_PATH comes first: the loader takes /opt/cudnn/lib/libcudnn.so.9 (%s) for torch/lib/libtorch_cuda.so (torch 2.9.1)"
-        ", loaded at import.%s" % (version or "version unknown", tail))
+        "LD_LIBRARY_PATH comes first: the loader takes /opt/cudnn/lib/libcudnn.so.9 (%s%s) for torch/lib/libtorch_cuda.so "
+        "(torch 2.9.1), loaded at import.%s" % (version or "version unknown", ", as %s beside it says" % beside if beside else "",
+                                                tail))
     assert findings[0].fix.startswith("Drop /opt/cudnn/lib from LD_LIBRARY_PATH for this venv's processes")
+    assert (findings[0].details["resolved_version"], findings[0].details["resolved_version_from"]) == (version, beside)
+
+
+@pytest.mark.parametrize("soname, path, version, severity, tail", [
+    # cuBLAS and cuBLASLt come from one build: other bytes of either are an error, versions known or not.
+    ("libcublas.so.12", "nvidia/cublas/lib/libcublas.so.12", None, "error", " Two builds of cuBLAS in one process "
+     "(12.8.4.1 in the venv, version unknown on LD_LIBRARY_PATH; their bytes differ): libcublas calls into the libcublasLt "
+     "of its own release; another build of either breaks the pair."),
+    # NCCL has one library: other bytes without another version are a warning, another version an error.
+    ("libnccl.so.2", "nvidia/nccl/lib/libnccl.so.2", None, "warning", " The two files differ: a version skew waiting to happen."),
+    ("libnccl.so.2", "nvidia/nccl/lib/libnccl.so.2", "2.30.7", "error", " Two builds of NCCL in one process (2.27.5 in the "
+     "venv, 2.30.7 on LD_LIBRARY_PATH): a version skew."),
+])
+def test_only_families_built_as_one_make_other_bytes_an_error(soname, path, version, severity, tail):
+    shadow = Shadowed(soname, O.sp("torch/lib/libtorch_cuda.so"), True, "/opt/cuda/lib/" + soname, "/opt/cuda/lib",
+                      (O.sp(path),), version, False)
+    [finding] = [f for f in diagnose(replace(O.healthy(), shadowed={soname: shadow})) if f.code == "SONAME_SHADOWED"]
+    assert (finding.severity, finding.subject) == (severity, soname)
+    assert finding.message.endswith(", loaded at import." + tail)

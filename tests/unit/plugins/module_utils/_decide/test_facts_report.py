@@ -19,8 +19,8 @@ from ansible_collections.gpuops.cuda_venv.tests.unit.plugins.module_utils.observ
     GLOBAL_DEPS, GUTTED_ERROR, ROOT, SITE, TORCH_C, TORCH_CUDA, found)
 
 KEYS = ["path", "anchor", "verify", "python", "site_packages", "distributions", "conflicts", "sonames", "unresolved",
-        "fallbacks", "import_graph", "requirements", "probe", "gpu", "guard", "history", "performance", "findings",
-        "healthy", "summary"]
+        "fallbacks", "import_graph", "requirements", "probe", "gpu", "guard", "history", "contaminants", "neighbours",
+        "performance", "findings", "healthy", "summary"]
 
 
 def facts(obs):

@@ -8,6 +8,7 @@ from dataclasses import replace
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._decide.diagnose import diagnose
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._decide.guard import (
     constraints_text, guard_constraints, guard_facts, guard_findings)
+from ansible_collections.gpuops.cuda_venv.plugins.module_utils._decide.guard_edits import activate_insertions, apply
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._read.guard_state import GuardState
 from ansible_collections.gpuops.cuda_venv.tests.unit.plugins.module_utils import observations as O
 
@@ -42,6 +43,20 @@ def test_a_guard_that_holds_gives_no_finding_and_says_where_it_is_honoured():
     assert guard_facts(obs.guard, obs) == {
         "active": True, "constraints": list(CU12), "constraints_file": FILE, "problems": [],
         "honoured_by": {"pip": True, "uv_activated": [], "uv_config": None}}
+
+
+def test_the_activate_scripts_the_guard_wrote_as_activate_kinds_are_where_uv_honours_it():
+    scripts = {"activate": ("sh", "deactivate () {\n}\n"), "activate.fish": ("fish", "function deactivate -d 'x'\nend\n"),
+               "activate.csh": ("csh", "alias deactivate 'unsetenv VIRTUAL_ENV'\n")}
+    guard = state()
+    for name, (shell, text) in scripts.items():
+        path = O.ROOT + "/bin/" + name
+        insertions = activate_insertions(text, shell, FILE)
+        guard.manifest["files"][path] = {"kind": "activate:" + shell, "inserted": [t for _o, t in insertions]}
+        guard.texts[path] = apply(text, insertions) if shell != "csh" else text  # csh's lines were edited away
+    obs = replace(O.healthy(), guard=guard)
+    assert guard_facts(obs.guard, obs)["honoured_by"] == {
+        "pip": True, "uv_activated": [O.ROOT + "/bin/activate", O.ROOT + "/bin/activate.fish"], "uv_config": None}
 
 
 def test_an_install_round_the_guard_is_guard_stale():

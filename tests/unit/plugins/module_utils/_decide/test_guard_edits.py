@@ -95,46 +95,40 @@ def test_activate_scripts_are_edited_and_come_back_exact(scripts):
         assert new.count(FILE) >= 1 and new != text
 
 
-@pytest.mark.parametrize("maker", ["std", "uv"])
-def test_bash_exports_the_constraint_and_deactivate_restores_what_was_there(scripts, tmp_path, maker):
-    found = scripts
-    script = tmp_path / "activate"
-    text = found[(maker, "activate")]
-    script.write_text(apply(text, activate_insertions(text, "sh", FILE)))
-    run = 'source "$1"; echo "in=$UV_CONSTRAINT"; deactivate; echo "out=${UV_CONSTRAINT-unset}"'
-    env = {"PATH": os.environ["PATH"], "HOME": str(tmp_path)}
-    out = subprocess.run(["bash", "-c", run, "bash", str(script)], env=env, capture_output=True, text=True, check=True).stdout
-    assert out == "in=%s\nout=unset\n" % FILE
-    out = subprocess.run(["bash", "-c", run, "bash", str(script)], env=dict(env, UV_CONSTRAINT="/mine.txt"),
-                         capture_output=True, text=True, check=True).stdout
-    assert out == "in=/mine.txt %s\nout=/mine.txt\n" % FILE
-
-
-# Each shell's run of ``SCRIPT`` (the guarded activate script): print UV_CONSTRAINT, deactivate, print it or "unset".
-OTHER_SHELLS = {
-    "activate.fish": (["fish"], 'source SCRIPT\necho "in=$UV_CONSTRAINT"\ndeactivate\n'
-                                'if set -q UV_CONSTRAINT\n  echo "out=$UV_CONSTRAINT"\nelse\n  echo out=unset\nend\n'),
-    "activate.csh": (["tcsh", "-f"], 'set prompt = ""\nsource SCRIPT\necho "in=$UV_CONSTRAINT"\ndeactivate\n'
-                                     'if ($?UV_CONSTRAINT) then\n  echo "out=$UV_CONSTRAINT"\nelse\n  echo out=unset\nendif\n'),
+# Each shell's run of ``SCRIPT`` (the guarded activate script), twice: print UV_CONSTRAINT, deactivate, print it or
+# "unset"; between the two cycles the user unsets UV_CONSTRAINT, so a value saved by the first activate must not come
+# back after the second deactivate.
+_CYCLE = {
+    "activate": 'source SCRIPT; echo "in=$UV_CONSTRAINT"; deactivate; echo "out=${UV_CONSTRAINT-unset}"\n',
+    "activate.fish": ('source SCRIPT\necho "in=$UV_CONSTRAINT"\ndeactivate\n'
+                      'if set -q UV_CONSTRAINT\n  echo "out=$UV_CONSTRAINT"\nelse\n  echo out=unset\nend\n'),
+    "activate.csh": ('source SCRIPT\necho "in=$UV_CONSTRAINT"\ndeactivate\n'
+                     'if ($?UV_CONSTRAINT) then\n  echo "out=$UV_CONSTRAINT"\nelse\n  echo out=unset\nendif\n'),
+}
+SHELL_RUNS = {
+    "activate": (["bash"], _CYCLE["activate"] + "unset UV_CONSTRAINT\n" + _CYCLE["activate"]),
+    "activate.fish": (["fish"], _CYCLE["activate.fish"] + "set -e UV_CONSTRAINT\n" + _CYCLE["activate.fish"]),
+    "activate.csh": (["tcsh", "-f"], 'set prompt = ""\n' + _CYCLE["activate.csh"] + "unsetenv UV_CONSTRAINT\n" + _CYCLE["activate.csh"]),
 }
 
 
 @pytest.mark.parametrize("maker", ["std", "uv"])
-@pytest.mark.parametrize("name", sorted(OTHER_SHELLS))
-def test_fish_and_csh_export_the_constraint_and_deactivate_restores_what_was_there(scripts, tmp_path, maker, name):
-    """The real fish and tcsh (make test-tools installs them) source the guarded scripts of both venv makers."""
+@pytest.mark.parametrize("name", sorted(SHELL_RUNS))
+def test_each_shell_exports_the_constraint_and_deactivate_restores_what_was_there_twice(scripts, tmp_path, maker, name):
+    """The real bash, fish and tcsh (make test-tools installs the last two) source the guarded scripts of both venv
+    makers, activate and deactivate twice."""
     text = scripts[(maker, name)]
     script = tmp_path / name
     script.write_text(apply(text, activate_insertions(text, SHELLS[name], FILE)))
-    shell, run = OTHER_SHELLS[name]
+    shell, run = SHELL_RUNS[name]
     runner = tmp_path / "run"
     runner.write_text(run.replace("SCRIPT", str(script)))
     env = {"PATH": os.environ["PATH"], "HOME": str(tmp_path)}
     out = subprocess.run(shell + [str(runner)], env=env, capture_output=True, text=True, check=True, cwd=str(tmp_path)).stdout
-    assert out.splitlines() == ["in=%s" % FILE, "out=unset"]
+    assert out.splitlines() == ["in=%s" % FILE, "out=unset"] * 2
     out = subprocess.run(shell + [str(runner)], env=dict(env, UV_CONSTRAINT="/mine.txt"), capture_output=True, text=True,
                          check=True, cwd=str(tmp_path)).stdout
-    assert out.splitlines() == ["in=/mine.txt %s" % FILE, "out=/mine.txt"]
+    assert out.splitlines() == ["in=/mine.txt %s" % FILE, "out=/mine.txt", "in=%s" % FILE, "out=unset"]
 
 
 def test_an_activate_script_without_deactivate_is_refused():

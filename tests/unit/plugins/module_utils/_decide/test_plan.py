@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import pytest
 
+from ansible_collections.gpuops.cuda_venv.plugins.module_utils._decide.contaminants import Evidence
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._decide.diagnose import diagnose
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._decide.plan import (
     Action, Batch, DesiredState, Plan, PlanError, make_plan, predicted_inventory)
@@ -18,7 +19,21 @@ COLLIDE = "remove colliding wheels, then reinstall what they overwrote or delete
 CU13 = ["nvidia-cudnn-cu13", "nvidia-cusparselt-cu13", "nvidia-nccl-cu13", "nvidia-nvshmem-cu13"]
 CU12_PINS = ["nvidia-cudnn-cu12==9.10.2.21", "nvidia-cusparselt-cu12==0.7.1", "nvidia-nccl-cu12==2.27.5",
              "nvidia-nvshmem-cu12==3.3.20"]
-PRUNED = "CUDA wheel outside the declared set (prune: cuda)"
+OTHER_MAJOR = "built for CUDA 13 (by its %s) beside a CUDA 12 torch"
+TWIN = OTHER_MAJOR % "name" + "; installs 2 path(s) that %s also installs, e.g. %s, %s"
+
+
+def pruned(text):
+    return "contaminant (prune: cuda): " + text
+
+
+WHY_CUBLAS_13 = pruned(OTHER_MAJOR % "install path")
+WHY_CUDNN_13 = pruned(TWIN % ("nvidia-cudnn-cu12 9.10.2.21", "nvidia/cudnn/lib/libcudnn.so.9", "nvidia/cudnn/include/cudnn.h"))
+WHY_SPARSELT_13 = pruned(TWIN % ("nvidia-cusparselt-cu12 0.7.1", "nvidia/cusparselt/lib/libcusparseLt.so.0",
+                             "nvidia/cusparselt/include/cusparselt.h"))
+WHY_NCCL_13 = pruned(TWIN % ("nvidia-nccl-cu12 2.27.5", "nvidia/nccl/lib/libnccl.so.2", "nvidia/nccl/include/nccl.h"))
+WHY_NVSHMEM_13 = pruned(TWIN % ("nvidia-nvshmem-cu12 3.3.20", "nvidia/nvshmem/lib/libnvshmem_host.so.3",
+                            "nvidia/nvshmem/include/nvshmem.h"))
 
 
 def plan_of(obs, **desired):
@@ -39,13 +54,14 @@ def removals(plan):
 def test_contaminated_removes_what_nothing_needs_then_cu13_before_the_cu12_reinstalls():
     plan = plan_of(O.contaminated())
     assert plan == Plan(batches=(
-        Batch(1, "remove what nothing kept needs", (Action("remove", "nvidia-cublas", "nvidia-cublas", PRUNED),),
-              ("CUDA_DIST_UNREQUIRED",)),
+        Batch(1, "remove contaminants nothing kept needs", (
+            Action("remove", "nvidia-cublas", "nvidia-cublas", WHY_CUBLAS_13, evidence=(
+                Evidence("other_major", OTHER_MAJOR % "install path"),)),), ("CUDA_DIST_UNREQUIRED",)),
         Batch(2, COLLIDE, (
-            Action("remove", "nvidia-cudnn-cu13", "nvidia-cudnn-cu13", PRUNED),
-            Action("remove", "nvidia-cusparselt-cu13", "nvidia-cusparselt-cu13", PRUNED),
-            Action("remove", "nvidia-nccl-cu13", "nvidia-nccl-cu13", PRUNED),
-            Action("remove", "nvidia-nvshmem-cu13", "nvidia-nvshmem-cu13", PRUNED),
+            Action("remove", "nvidia-cudnn-cu13", "nvidia-cudnn-cu13", WHY_CUDNN_13, evidence=_evidence(WHY_CUDNN_13)),
+            Action("remove", "nvidia-cusparselt-cu13", "nvidia-cusparselt-cu13", WHY_SPARSELT_13, evidence=_evidence(WHY_SPARSELT_13)),
+            Action("remove", "nvidia-nccl-cu13", "nvidia-nccl-cu13", WHY_NCCL_13, evidence=_evidence(WHY_NCCL_13)),
+            Action("remove", "nvidia-nvshmem-cu13", "nvidia-nvshmem-cu13", WHY_NVSHMEM_13, evidence=_evidence(WHY_NVSHMEM_13)),
             Action("reinstall", "nvidia-cudnn-cu12", "nvidia-cudnn-cu12==9.10.2.21",
                    "runs another library version (RUNTIME_LIBRARY_MISMATCH)"),
             Action("reinstall", "nvidia-cusparselt-cu12", "nvidia-cusparselt-cu12==0.7.1",
@@ -58,10 +74,17 @@ def test_contaminated_removes_what_nothing_needs_then_cu13_before_the_cu12_reins
     ), unfixable=())
 
 
-def test_contaminated_plan_as_dict():
+def _evidence(reason):
+    """The two Evidence a colliding cu13 twin's reason joins."""
+    major, collides = reason[len(pruned("")):].split("; ")
+    return (Evidence("other_major", major), Evidence("collides", collides))
+
+
+def test_contaminated_plan_as_dict_names_the_evidence_of_each_removal():
     assert plan_of(O.contaminated()).as_dict()["batches"][0] == {
-        "batch": 1, "title": "remove what nothing kept needs",
-        "actions": [{"action": "remove", "name": "nvidia-cublas", "requirement": "nvidia-cublas", "reason": PRUNED}],
+        "batch": 1, "title": "remove contaminants nothing kept needs",
+        "actions": [{"action": "remove", "name": "nvidia-cublas", "requirement": "nvidia-cublas", "reason": WHY_CUBLAS_13,
+                     "evidence": [{"kind": "other_major", "text": OTHER_MAJOR % "install path"}]}],
         "answers": ["CUDA_DIST_UNREQUIRED"]}
 
 
@@ -79,7 +102,7 @@ def test_contaminated_in_hash_mode_reinstalls_the_overwritten_wheels_for_that_re
 
 def test_batch_size_one_gives_each_unit_its_batch_removal_before_reinstall():
     plan = plan_of(O.contaminated(), batch_size=1)
-    assert [(b.number, b.title) for b in plan.batches] == [(1, "remove what nothing kept needs")] + [
+    assert [(b.number, b.title) for b in plan.batches] == [(1, "remove contaminants nothing kept needs")] + [
         (n, COLLIDE) for n in (2, 3, 4, 5)]
     assert steps(plan) == [(1, "remove", "nvidia-cublas")] + [
         step for n, (gone, pin) in enumerate(zip(CU13, CU12_PINS), 2) for step in ((n, "remove", gone), (n, "reinstall", pin))]
@@ -142,7 +165,7 @@ def test_prune_all_removes_everything_undeclared_but_the_installer_seed():
                                 dist("sgl-kernel", "0.3.9", ["sgl_kernel/__init__.py"])])
     assert removals(plan_of(obs, prune="all")) == ["requests", "sgl-kernel"]
     assert plan_of(obs, prune="all").batches[0].actions[0].reason == "not in the declared set (prune: all)"
-    assert removals(plan_of(obs, prune="cuda")) == ["sgl-kernel"]  # a known CUDA consumer
+    assert removals(plan_of(obs, prune="cuda")) == []  # a known CUDA consumer, but nothing proves it wrong here
     assert removals(plan_of(obs, prune="none")) == []
 
 
@@ -222,10 +245,11 @@ def _curand_replaced(twin=None):
     ``twin``: None, the declared nvidia-curand is not installed; "present": it is, with its library;
     "missing": it is, but its files are gone.
     """
-    torch = dist("torch", "2.9.1", ["torch/__init__.py", TORCH_CUDA], ["nvidia-curand==10.4.0.35"])
+    torch = dist("torch", "2.14.1", ["torch/__init__.py", TORCH_CUDA], ["nvidia-curand==10.4.0.35"])
     cufile = dist("nvidia-cufile-cu12", "1.13.1.3", ["nvidia/cufile/lib/libcufile.so.0"])
     dists = [torch, CURAND_12, cufile]
-    elves = {TORCH_CUDA: elf("libtorch_cuda.so", ["libcurand.so.10"]),
+    # torch links libcudart.so.13: a CUDA 13 build, so the two cu12 wheels are of the other major (the evidence)
+    elves = {TORCH_CUDA: elf("libtorch_cuda.so", ["libcurand.so.10", "libcudart.so.13"]),
              "nvidia/curand/lib/libcurand.so.10": elf("libcurand.so.10"),
              "nvidia/cufile/lib/libcufile.so.0": elf("libcufile.so.0")}
     if twin:
@@ -238,7 +262,7 @@ def _curand_replaced(twin=None):
 def test_the_sole_provider_of_a_soname_a_kept_object_loads_goes_last():
     plan = plan_of(_curand_replaced())
     assert [(b.number, b.title, [(a.kind, a.requirement) for a in b.actions]) for b in plan.batches] == [
-        (1, "remove what nothing kept needs", [("remove", "nvidia-cufile-cu12")]),
+        (1, "remove contaminants nothing kept needs", [("remove", "nvidia-cufile-cu12")]),
         (2, "install missing or mismatched requirements", [("install", "nvidia-curand==10.4.0.35")]),
         (3, "remove former sole providers, now replaced", [("remove", "nvidia-curand-cu12")]),
     ]
@@ -247,7 +271,7 @@ def test_the_sole_provider_of_a_soname_a_kept_object_loads_goes_last():
 def test_a_provider_with_a_kept_twin_goes_at_once():
     plan = plan_of(_curand_replaced("present"))
     assert [(b.number, b.title, [(a.kind, a.requirement) for a in b.actions]) for b in plan.batches] == [
-        (1, "remove what nothing kept needs", [("remove", "nvidia-cufile-cu12"), ("remove", "nvidia-curand-cu12")])]
+        (1, "remove contaminants nothing kept needs", [("remove", "nvidia-cufile-cu12"), ("remove", "nvidia-curand-cu12")])]
 
 
 def test_a_provider_whose_twin_is_missing_on_disk_goes_after_the_twin_is_reinstalled():

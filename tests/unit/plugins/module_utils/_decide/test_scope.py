@@ -27,11 +27,14 @@ def test_scope_of_the_gutted_venv_keeps_the_colliding_families_and_the_providers
     assert "jinja2" not in scope
 
 
-def test_an_edit_in_scope_is_an_error_and_outside_a_warning():
+def test_an_edit_in_scope_is_an_error_and_outside_info_while_missing_files_outside_stay_a_warning():
     obs = O.healthy(add=[JINJA], modified={"jinja2": ["jinja2/__init__.py"], "torch": ["torch/__init__.py"]})
     table = [(f.severity, f.subject, f.details.get("outside_cuda_scope", False))
              for f in diagnose(obs) if f.code == "RECORD_MODIFIED_FILES"]
-    assert table == [("error", "torch 2.9.1", False), ("warning", "Jinja2 3.1.6", True)]
+    assert table == [("error", "torch 2.9.1", False), ("info", "Jinja2 3.1.6", True)]
+    missing = O.healthy(add=[JINJA], missing={"jinja2": ["jinja2/__init__.py"]})
+    assert [(f.severity, f.subject) for f in diagnose(missing) if f.code == "RECORD_MISSING_FILES"] == [
+        ("warning", "Jinja2 3.1.6")]
 
 
 def test_describe_paths_leads_with_the_shared_libraries():

@@ -12,7 +12,8 @@ import sys
 
 import pytest
 
-from ansible_collections.gpuops.cuda_venv.plugins.module_utils._read.venv_layout import VenvError, VenvLayout, confine, read_layout, real_path
+from ansible_collections.gpuops.cuda_venv.plugins.module_utils._read.venv_layout import (
+    VenvError, VenvLayout, confine, read_layout, real_path, state_dir_of)
 
 VENV_CFG = "home = /usr/bin\ninclude-system-site-packages = false\nversion = 3.12.1\nexecutable = /usr/bin/python3.12\n"
 
@@ -152,3 +153,7 @@ def test_real_path_agrees_with_realpath_and_resolves_each_folder_once(tmp_path):
                                          "a/./b/f", "a/b/")]
     assert [real_path(p, cache) for p in paths] == [os.path.realpath(p) for p in paths]
     assert cache[str(tmp_path / "a" / "b")] == os.path.realpath(str(tmp_path / "a" / "b"))
+
+
+def test_state_dir_lives_in_the_venv():
+    assert state_dir_of("/venvs/train") == "/venvs/train/.cuda_venv"
