@@ -35,6 +35,7 @@ SHARED = dict(
     verify=dict(type="str", choices=list(VERIFY_MODES), default="size"),
     ld_library_path=dict(type="list", elements="path", default=[]),
     no_index=dict(type="bool", default=False),
+    gpu_archs=dict(type="list", elements="str", default=[]),
 )
 WHEEL_SOURCES = ("find_links", "index_url", "extra_index_urls", "no_index")
 
@@ -52,6 +53,7 @@ def facts_arguments() -> dict:
         **shared("verify", "ld_library_path"),
         gpu=dict(type="bool", default=True),
         **shared(*WHEEL_SOURCES),
+        **shared("gpu_archs"),
     )
     return dict(argument_spec=spec, supports_check_mode=True)
 
@@ -84,6 +86,7 @@ def repair_arguments() -> dict:
         guard=dict(type="bool", default=False),
         guard_uv_config=dict(type="str", choices=list(UV_CONFIG_KINDS), default="none"),
         facts=dict(type="bool", default=False),
+        **shared("gpu_archs"),
     )
     return dict(argument_spec=spec, supports_check_mode=True)
 

@@ -20,6 +20,11 @@ description:
   - Runs with the managed node's Python, never inside the venv it diagnoses; only the import probe and an
     interpreter query run the venv's interpreter, isolated (C(-I -B)), from an empty temporary directory, with a
     clean environment and a timeout.
+  - Also reports what can make a healthy venv slow, under RV(ansible_facts.cuda_venv.performance) - which GPU
+    architectures each CUDA extension carries kernels for (read from its C(.nv_fatbin) section, no GPU needed), the GPU's
+    state (clocks, power, PCIe link, ECC, persistence and MIG mode, other processes), variables known to slow CUDA work
+    in the activate scripts and in the processes running on the venv, and processes that still run files of an older
+    generation of the venv.
   - Reads no wheel source unless given one (O(find_links), O(index_url), O(extra_index_urls)); with one, only when a
     C(CONTAMINATION_SOURCE) finding holds a residue, to say which version of an installed distribution (the anchor,
     what was reinstalled after the residue) requires it.
@@ -52,6 +57,16 @@ options:
       - Gather the GPU driver's facts through NVML (nvidia-ml-py). Without a GPU the facts say why.
     type: bool
     default: true
+  gpu_archs:
+    description:
+      - Compute capabilities, as NVML writes them (C("8.0"), C("9.0"), C("12.0")), to judge the venv's CUDA extensions
+        for instead of the GPUs NVML reports - for a node without a GPU, or a fleet being planned.
+      - An extension with no machine code (SASS) and no PTX for one of them is finding C(KERNELS_MISSING); PTX only is
+        C(KERNELS_PTX_ONLY).
+    type: list
+    elements: str
+    default: []
+    version_added: "1.1.0"
 notes:
   - Findings of severity C(error) make C(healthy) false; the module itself only fails on bad input (a path that is
     not a venv), never because the venv is broken.
@@ -239,6 +254,65 @@ ansible_facts:
               cuda_major: 12
               kind: consumer
               why: "a CUDA 12 consumer requiring torch (==2.9.1) (torch 2.9.1); nothing on disk proves it wrong for this venv"
+        performance:
+          description:
+            - What can make the healthy venv slow (docs/FINDINGS.md, "Why a healthy venv is slow"); C(gathered) is
+              false only where the facts were read without it (the repair's own reading).
+          type: dict
+          returned: always
+          contains:
+            gathered:
+              description: Whether this part was read.
+              type: bool
+            kernels:
+              description:
+                - C(targets) - the GPUs judged (C(compute_capability), C(source) C(gpu_archs) or C(nvml), C(gpu), C(index));
+                  none without O(gpu_archs) and without NVML.
+                - C(extensions) - every shared object of the venv with a C(.nv_fatbin) section - C(path), C(distribution),
+                  C(sass) (C(sm_90) ...), C(ptx) (C(compute_90) ...), C(flags) (the flag values of each architecture's
+                  entries, as found), C(entries), C(containers), C(section_size), C(problem) (where reading stopped), C(error),
+                  and C(verdicts) (compute capability to C(sass), C(ptx) or C(none)).
+              type: dict
+            gpus:
+              description:
+                - Each NVML device - C(index), C(name), C(compute_capability), C(clocks_mhz) (C(sm), C(sm_max), C(memory),
+                  C(memory_max)), C(clock_event_reasons), C(performance_state), C(temperature_c), C(power_w) (C(limit),
+                  C(default_limit), C(usage)), C(pcie) (C(generation), C(generation_max), C(width), C(width_max)), C(ecc)
+                  (C(enabled), C(uncorrected_volatile), C(uncorrected_aggregate), C(retired_pages_pending),
+                  C(remapped_rows_pending), C(remapping_failed)), C(persistence_mode), C(mig_mode) (C(current), C(pending)),
+                  C(processes) (C(pid), C(used_memory_mib), C(visible) - the PID is in this node's C(/proc), NVML giving the
+                  host's PIDs - and C(uses_venv)) and C(unsupported) (the fields NVML could not give).
+              type: list
+              elements: dict
+            environment:
+              description:
+                - The variables known to slow CUDA work, where the venv's jobs get them - C(activate) (C(source), C(line),
+                  C(name), C(value), C(slow)) from C(bin/activate), C(activate.fish), C(activate.csh); C(processes) (C(pid),
+                  C(name), C(value), C(slow)) from the environment of the processes on the venv.
+              type: dict
+            processes:
+              description:
+                - The processes (this module's own aside) that map files of the venv or of its previous generations -
+                  C(pid), C(cmdline), C(mapped) (files), C(stale) (how many of them are of an older generation) and
+                  C(environment_error).
+              type: list
+              elements: dict
+            restart_needed:
+              description:
+                - The processes still running files of an older generation of the venv (deleted by an in-place repair,
+                  or moved aside by a swap) - C(pid), C(cmdline), C(stale) (the paths, as the kernel names them) and
+                  C(reasons) (C(deleted), C(replaced), C(previous generation)). Also finding C(RESTART_NEEDED).
+                - Empty when nothing needs a restart; hook a service restart to it.
+              type: list
+              elements: dict
+              sample:
+                - pid: 4242
+                  cmdline: /opt/venvs/train/bin/python -m sglang.launch_server --port 30000
+                  stale: ["/opt/venvs/train/lib/python3.12/site-packages/nvidia/cudnn/lib/libcudnn.so.9 (deleted)"]
+                  reasons: [deleted]
+            seconds:
+              description: What reading the kernels and the processes took.
+              type: dict
         findings:
           description: Findings with C(code), C(severity), C(subject), C(message) and C(fix).
           type: list

@@ -301,6 +301,17 @@ options:
     type: str
     choices: [none, user, system]
     default: none
+  gpu_archs:
+    description:
+      - Compute capabilities, as NVML writes them (C("8.0"), C("9.0")), of the GPUs the venv must run on; without
+        them, those NVML reports on the node (none, where it has no GPU or no NVML).
+      - Before any change, every wheel of O(packages) the plan installs is read (the C(.nv_fatbin) section of each
+        shared object inside it), and one with no kernel (no machine code, no PTX) for one of these GPUs is refused
+        with C(INSTALL_NO_KERNEL), naming the wheel, the library and the architectures it has.
+    type: list
+    elements: str
+    default: []
+    version_added: "1.1.0"
   facts:
     description:
       - In check mode, also return the venv's facts as RV(ansible_facts.cuda_venv), what
@@ -405,10 +416,19 @@ verified:
   type: dict
 refused:
   description:
-    - The findings (C(INSTALL_WOULD_OVERWRITE), C(INSTALL_CUDA_MAJOR_MISMATCH)) that refused the plan before any
-      change, each naming the wheel, the paths (shared objects first) with their current owners, and the way out.
+    - The findings (C(INSTALL_WOULD_OVERWRITE), C(INSTALL_CUDA_MAJOR_MISMATCH), C(INSTALL_NO_KERNEL)) that refused the
+      plan before any change, each naming the wheel, the paths (shared objects first) with their current owners, or
+      the library without a kernel for the GPU and the architectures it has, and the way out.
       They also lead RV(findings).
   returned: when the plan is refused
+  type: list
+  elements: dict
+restart_needed:
+  description:
+    - The processes that still run files of an older generation of the venv after the run (files an in-place repair
+      replaced, or the tree a swap moved aside), as RV(gpuops.cuda_venv.cuda_venv_facts#module:ansible_facts.cuda_venv.performance.restart_needed)
+      - C(pid), C(cmdline), C(stale) (paths as the kernel names them) and C(reasons). Hook a service restart to it.
+  returned: success, not in check mode
   type: list
   elements: dict
 strategy:

@@ -24,12 +24,12 @@ from typing import List, Optional
 from tests.standin import build_scenario
 
 from . import _commands as cmd
-from . import _facts_suite, _find, _fleet, _real_repair, _realvenv, _repair_suite, _scaling, _synthetic
+from . import _facts_suite, _find, _fleet, _kernels, _real_repair, _realvenv, _repair_suite, _scaling, _synthetic
 from ._machine import header
 from ._measure import BenchError
 
 REPO = Path(__file__).resolve().parents[2]
-PARTS = ("standin", "repair", "synthetic", "find", "real", "real-repair", "fleet")
+PARTS = ("standin", "repair", "synthetic", "find", "real", "real-repair", "fleet", "kernels")
 
 
 def _log(text: str) -> None:
@@ -142,6 +142,8 @@ class _Bench:
             self.timed("real repair", self.real_repair)
         if "fleet" in self.parts:
             self.timed("fleet", lambda: self.emit(_fleet.fleet(REPO, self.work, _log)))
+        if "kernels" in self.parts:
+            self.timed("kernels", lambda: self.emit(_kernels.run(self.work, self.args.runs, _log, _realvenv.cached(REPO))))
 
     def timed(self, name: str, part) -> None:
         started = time.monotonic()

@@ -31,7 +31,7 @@ def main(argv) -> int:
     cost_file = next((a.split("=", 1)[1] for a in argv[4:] if a.startswith("history-cost=")), None)
     start = time.perf_counter()
     # gather_facts, spelled out so that the run's observations can be timed again
-    obs = observe(FactsOptions(path=argv[1], verify=argv[2], anchor=argv[3], probe=probe), SubprocessRunner())
+    obs = observe(FactsOptions(path=argv[1], verify=argv[2], anchor=argv[3], probe=probe, performance=True), SubprocessRunner())
     facts = report(obs, diagnose(obs))
     total = time.perf_counter() - start
     if cost_file:

@@ -1,5 +1,5 @@
 """Fuzz the readers of untrusted bytes: RECORD, METADATA and dist-info names (read_distributions, entry_location,
-check_all) and ELF files (read_elf, read_elf_ident).
+check_all), ELF files (read_elf, read_elf_ident) and their .nv_fatbin (read_kernels).
 
 Contract: dist-info reading never raises; every problem is recorded in ``Distribution.problems`` (each non-blank
 RECORD line gives an entry or a problem naming its line). ELF reading returns an ElfInfo or raises ElfError or
@@ -24,8 +24,10 @@ from reliability_tools import ROOT
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._read.distributions import (
     RECORD_LIMIT, entry_location, read_distributions)
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._read.elf import ElfError, ElfInfo, read_elf, read_elf_ident
+from ansible_collections.gpuops.cuda_venv.plugins.module_utils._read.fatbin import Kernels, read_kernels
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._read.record_check import check_all
 from ansible_collections.gpuops.cuda_venv.tests.support.elf_helpers import GCC, build_so, synthetic_elf
+from ansible_collections.gpuops.cuda_venv.tests.support.fatbin_helpers import PTX, SASS, build_fatbin_so, fatbin_bytes
 
 EXAMPLES = int(os.environ.get("CUDA_VENV_FUZZ_EXAMPLES", "100"))
 HOME = os.path.join(ROOT, "build", "hypothesis")
@@ -273,3 +275,47 @@ def test_record_path_with_a_nul_byte_is_a_problem_not_a_crash(tmp_path):
     dist = _read_one(site)
     check_all([dist], root, "hash", workers=1)
     assert any("RECORD line 2" in p for p in dist.problems)
+
+
+# --- .nv_fatbin (the kernels reader) ----------------------------------------------------------------------
+
+_FATBIN_BASE = []
+
+
+def _fatbin_base():
+    """A gcc-built object with a real .nv_fatbin (two containers, SASS and PTX): (bytes, section offset, size)."""
+    if not _FATBIN_BASE:
+        section = fatbin_bytes([(SASS, 80), (SASS, 90, 0x100011)], [(PTX, 90), (SASS, 100)])
+        path = build_fatbin_so(os.path.join(tempfile.mkdtemp(prefix="gpuops-fuzz-"), "libk.so"), section)
+        with open(path, "rb") as handle:
+            data = handle.read()
+        _FATBIN_BASE.append((data, data.index(section[:16]), len(section)))
+    return _FATBIN_BASE[0]
+
+
+@pytest.mark.skipif(GCC is None, reason="gcc is not installed")
+@FUZZ
+@given(mutations=MUTATIONS, in_section=st.booleans(), cut=st.one_of(st.none(), st.integers(min_value=0, max_value=1 << 16)),
+       words=st.lists(st.tuples(st.integers(min_value=0, max_value=1 << 16),
+                                st.sampled_from([0, 1, 16, 0x7FFFFFFF, 0xFFFFFFFF, 1 << 62, (1 << 63) - 1, (1 << 64) - 1])),
+                      max_size=4))
+def test_mutated_fatbin_objects_give_kernels_none_or_elf_error_only(mutations, in_section, cut, words):
+    """read_kernels returns Kernels or None, or raises ElfError or OSError; section and header fields at extremes."""
+    base, start, size = _fatbin_base()
+    data = bytearray(base)
+    for offset, value in mutations:
+        data[(start + offset % size if in_section else offset) % len(data)] = value
+    for offset, value in words:  # 64-bit fields (sizes, offsets) set to extreme values, in the section or anywhere
+        position = min(start + offset % size if in_section else offset, len(data) - 8)
+        data[position:position + 8] = value.to_bytes(8, "little")
+    if cut is not None:
+        data = data[:cut % (len(data) + 1)]
+    with tempfile.TemporaryDirectory() as tmp:
+        path = os.path.join(tmp, "libk.so")
+        with open(path, "wb") as handle:
+            handle.write(bytes(data))
+        try:
+            found = read_kernels(path)
+        except (ElfError, OSError):
+            return
+        assert found is None or isinstance(found, Kernels)

@@ -18,10 +18,11 @@ def record_hash(data):
     return "sha256=" + base64.urlsafe_b64encode(hashlib.sha256(data).digest()).rstrip(b"=").decode()
 
 
-def make_wheel(folder, name, version, files=None, requires=(), tag="py3-none-any", entry_points=None, record=None):
+def make_wheel(folder, name, version, files=None, requires=(), tag="py3-none-any", entry_points=None, record=None,
+               compression=zipfile.ZIP_STORED):
     """Write ``NAME-VERSION-TAG.whl`` into ``folder`` holding ``files`` ({path in the wheel: bytes}); return its path.
 
-    ``record`` (bytes) replaces the RECORD written."""
+    ``record`` (bytes) replaces the RECORD written; ``compression``: ZIP_DEFLATED as real wheels are."""
     escaped = re.sub(r"[-_.]+", "_", name)
     info = "%s-%s.dist-info" % (escaped, version)
     members = dict(files or {})
@@ -33,7 +34,7 @@ def make_wheel(folder, name, version, files=None, requires=(), tag="py3-none-any
     members[info + "/RECORD"] = record if record is not None else (rows + info + "/RECORD,,\n").encode()
     os.makedirs(folder, exist_ok=True)
     path = os.path.join(folder, "%s-%s-%s.whl" % (escaped, version, tag))
-    with zipfile.ZipFile(path, "w") as archive:
+    with zipfile.ZipFile(path, "w", compression=compression) as archive:
         for member, data in members.items():
             archive.writestr(member, data)
     return path

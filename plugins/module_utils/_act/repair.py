@@ -37,6 +37,8 @@ from ansible_collections.gpuops.cuda_venv.plugins.module_utils._decide.plan impo
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._install.install_guard import InstallCheck
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._install.installers import Backend
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._read.observe import FactsOptions, loader_config, observe, without_probe
+from ansible_collections.gpuops.cuda_venv.plugins.module_utils._decide.performance import restart_needed
+from ansible_collections.gpuops.cuda_venv.plugins.module_utils._read.venv_processes import venv_processes
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._read.observe import Observations
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._read.venv_layout import state_dir_of
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._verify.benchmark import BenchmarkRequest
@@ -69,7 +71,8 @@ def repair(options: RepairOptions, make_backend: Callable[[Observations], Backen
     static = _static_options(options.facts)
     root = os.path.abspath(options.facts.path)
     if options.check_mode:
-        seen = observe(dataclasses.replace(static, probe=options.probe, gpu=True) if options.report_facts else static, runner)
+        seen = observe(dataclasses.replace(static, probe=options.probe, gpu=True, performance=True) if options.report_facts
+                       else static, runner)
         obs = _planned_from(seen)
         result = _check_result(options, obs, root, Run(options, make_backend, runner, tuple(secrets), observed=obs))
         if options.report_facts:
@@ -80,9 +83,12 @@ def repair(options: RepairOptions, make_backend: Callable[[Observations], Backen
     with VenvLock(state_dir, timeout=options.lock_timeout) as lock:
         run.lock_fd = lock.fileno()
         try:
-            return _converge(run, root, state_dir, static)
+            result = _converge(run, root, state_dir, static)
         finally:
             shutil.rmtree(os.path.join(state_dir, PYCACHE_DIR), ignore_errors=True)
+    # Processes that still run the files this run replaced (or that an earlier one did): what a role restarts.
+    result["restart_needed"] = restart_needed(venv_processes(root, (swap_dir_of(root),)))
+    return result
 
 
 def _converge(run, root: str, state_dir: str, static: FactsOptions) -> dict:
@@ -156,8 +162,8 @@ def _run_plan(run, root, state_dir, before, plan, recovered) -> dict:
 
 
 def _static_options(facts: FactsOptions) -> FactsOptions:
-    """The user's facts options without the import probe and NVML: what planning reads."""
-    return dataclasses.replace(facts, probe=False, gpu=False)
+    """The user's facts options without the import probe, NVML and the performance part: what planning reads."""
+    return dataclasses.replace(facts, probe=False, gpu=False, performance=False)
 
 
 def _planned_from(obs: Observations) -> Observations:

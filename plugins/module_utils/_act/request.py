@@ -20,6 +20,7 @@ from ansible_collections.gpuops.cuda_venv.plugins.module_utils._core.errors impo
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._core.names import DISTRIBUTION_NAME
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._core.redact import redact
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._core.runner import Runner
+from ansible_collections.gpuops.cuda_venv.plugins.module_utils._decide.performance import compute_capability_problems
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._decide.plan import DesiredState
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._install.install_guard import InstallCheck
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._install.installers import WheelSources, recorded_installer, select_backend
@@ -57,6 +58,7 @@ def request_problems(params: dict) -> List[str]:
         problems.extend("benchmark: %s" % p for p in swap_benchmark(params).problems())
     if params["guard_uv_config"] != "none" and not params["guard"]:
         problems.append("guard_uv_config=%s needs guard=true" % params["guard_uv_config"])
+    problems.extend(compute_capability_problems(params["gpu_archs"]))
     for text in params["packages"]:
         try:
             parse_requirement(text)
@@ -101,13 +103,14 @@ def repair_from_params(params: dict, runner: Runner, check_mode: bool = False, d
         options = RepairOptions(
             facts=FactsOptions(path=layout.root, anchor=params["anchor"], verify=params["verify"],
                                ld_library_path=tuple(params["ld_library_path"]), probe_timeout=params["probe_timeout"],
-                               roots=tuple(params["packages"]), wheel_sources=sources),
+                               roots=tuple(params["packages"]), wheel_sources=sources, gpu_archs=tuple(params["gpu_archs"])),
             desired=DesiredState(packages=tuple(params["packages"]), remove=tuple(params["remove"]),
                                  prune=params["prune"], batch_size=params["batch_size"],
                                  revert_edits=params["revert_edits"]),
             probe=params["probe"], probe_command=tuple(params["probe_command"]), batch=params["batch"],
             lock_timeout=params["lock_timeout"], check_mode=check_mode, diff=diff,
-            install_check=InstallCheck(sources, tuple(params["packages"]), params["with_dependencies"]),
+            install_check=InstallCheck(sources, tuple(params["packages"]), params["with_dependencies"],
+                                       tuple(params["gpu_archs"])),
             strategy=params["strategy"], keep_previous=params["keep_previous"], swap_back=params["swap_back"],
             guard=GuardOptions(enabled=params["guard"], uv_config=params["guard_uv_config"]), report_facts=params["facts"],
             verify_before_swap=swap_benchmark(dict(params, path=layout.root)) if params["verify_before_swap"] else None)

@@ -36,6 +36,7 @@ import stat
 from dataclasses import dataclass
 from typing import Dict, List, Optional, Sequence, Tuple
 
+from ansible_collections.gpuops.cuda_venv.plugins.module_utils._read.venv_layout import swap_dir_of
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._core.crash_points import crash_point
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._core.errors import CudaVenvError
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._act.journal import Journal
@@ -77,11 +78,6 @@ class Room:
     free_inodes: int
     need_bytes: int
     need_inodes: int
-
-
-def swap_dir_of(root: str) -> str:
-    parent, name = os.path.split(os.path.abspath(root).rstrip("/"))
-    return os.path.join(parent, ".%s.cuda_venv" % name)
 
 
 def choose_strategy(requested: str, root: str, room: Optional[Room], batch: Optional[int]) -> Strategy:

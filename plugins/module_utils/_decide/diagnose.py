@@ -21,6 +21,7 @@ from ansible_collections.gpuops.cuda_venv.plugins.module_utils._decide.contamina
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._decide.contaminants import belonging, identical_everywhere
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._decide.findings import Finding
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._decide.guard import guard_findings
+from ansible_collections.gpuops.cuda_venv.plugins.module_utils._decide.performance import performance_findings
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._read.gpu import (
     COMPATIBLE, MINOR_BEHIND, GpuError, driver_compatibility, minimum_driver_for)
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._decide.scope import cuda_scope
@@ -501,7 +502,7 @@ def invalid_elves(obs) -> List[Finding]:
 RULES = (python_unusable, anchor_missing, dist_info_invalid, record_outside_venv, missing_files, modified_files,
          ownership_conflicts, duplicates, mixed_majors, requirement_problems, unresolved_sonames, system_fallbacks,
          import_failed, runtime_mismatch, unrequired_cuda, contamination_source, driver_too_old, invalid_elves, venv_moved,
-         script_interpreter_missing, shadowed_sonames, guard_findings)
+         script_interpreter_missing, shadowed_sonames, guard_findings, performance_findings)
 
 
 # --- helpers -------------------------------------------------------------------------------------------------

@@ -18,6 +18,7 @@ from ansible_collections.gpuops.cuda_venv.plugins.module_utils._decide.contamina
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._decide.findings import is_healthy, summarize
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._decide.guard import guard_facts
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._decide.history import history_of
+from ansible_collections.gpuops.cuda_venv.plugins.module_utils._decide.performance import compute_capability_problems, performance_facts
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._read.observe import FactsOptions, each_resolution
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._read.probe import library_path_problems
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._read.wheel_sources import WheelSources, WheelSourcesError
@@ -28,6 +29,7 @@ def facts_options(params: dict) -> FactsOptions:
     problems = library_path_problems(params["ld_library_path"])
     if params["probe_timeout"] <= 0:
         problems.append("probe_timeout must be positive, got %s" % params["probe_timeout"])
+    problems.extend(compute_capability_problems(params["gpu_archs"]))
     try:
         sources = WheelSources(find_links=tuple(params["find_links"]), index_url=params["index_url"],
                                extra_index_urls=tuple(params["extra_index_urls"]), no_index=params["no_index"])
@@ -37,7 +39,7 @@ def facts_options(params: dict) -> FactsOptions:
         raise CudaVenvError("; ".join(problems))
     return FactsOptions(path=params["path"], anchor=params["anchor"], probe=params["probe"], verify=params["verify"],
                         ld_library_path=tuple(params["ld_library_path"]), probe_timeout=params["probe_timeout"], gpu=params["gpu"],
-                        wheel_sources=sources)
+                        wheel_sources=sources, performance=True, gpu_archs=tuple(params["gpu_archs"]))
 
 
 def report(obs, findings) -> dict:
@@ -66,6 +68,7 @@ def report(obs, findings) -> dict:
         "guard": guard_facts(obs.guard, obs),
         "history": [t.as_dict() for t in history_of(obs)],
         **_belonging(obs),
+        "performance": performance_facts(obs),
         "findings": [f.as_dict() for f in findings],
         "healthy": is_healthy(findings),
         "summary": summarize(findings),

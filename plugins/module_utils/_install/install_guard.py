@@ -18,7 +18,8 @@ at once), its RECORD read, and the plan walked in order:
   the file on disk hashes the same, are no conflict); a distribution never conflicts with itself (reinstall,
   upgrade);
 - a new wheel whose CUDA major (name, install folder, version or dependencies: cuda_knowledge.cuda_major)
-  differs from the anchor's is refused too.
+  differs from the anchor's is refused too;
+- so is a wheel of ``packages`` with a CUDA extension that has no kernel for the node's GPU (wheel_kernels.py).
 With ``with_dependencies``, a ``packages`` entry that is not installed yet is resolved by the installer itself
 (wheel_fetch.resolve) and every wheel it brings joins the plan, pinned and checked like the rest.
 """
@@ -42,6 +43,7 @@ from ansible_collections.gpuops.cuda_venv.plugins.module_utils._core.names impor
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._install.installers import Backend, InstallerError, WheelSources
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._decide.plan import Action, Plan
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._install.wheel_fetch import FetchError, download, resolve
+from ansible_collections.gpuops.cuda_venv.plugins.module_utils._install.wheel_kernels import kernel_refusals
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._install.wheel_paths import (
     WheelError, local_folders, pick_wheel, read_wheel, shared_objects_first, supported_tags)
 
@@ -67,6 +69,7 @@ class InstallCheck:
     sources: WheelSources
     packages: Tuple[str, ...] = ()
     with_dependencies: bool = False
+    gpu_archs: Tuple[str, ...] = ()  # the GPUs a declared wheel's kernels must run on (else NVML's): wheel_kernels.py
 
 
 def guard_plan(obs, plan: Plan, check: Optional[InstallCheck], backend: Callable[[], Backend], state_dir: str,
@@ -97,6 +100,7 @@ def _guard(obs, plan: Plan, check: InstallCheck, backend: Callable[[], Backend],
         raise InstallRefused(str(exc), exc.findings, plan) from None
     findings, replaced = _walk(obs, plan, wheels)
     findings += _major_mismatches(obs, plan, wheels)
+    findings += kernel_refusals(wheels, [_name_of(p) for p in check.packages], check.gpu_archs)[0]
     if findings:
         raise InstallRefused("refused before any change: %s" % " ".join(f.message for f in findings), findings, plan)
     return _with_reasons(plan, replaced, [a.name for a in wanted if a.name not in wheels])

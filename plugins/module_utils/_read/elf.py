@@ -267,6 +267,56 @@ def _read_elf(f) -> ElfInfo:
     )
 
 
+# A section header's name, type, offset and size, per class (the other fields are not needed).
+_SHDR = {32: ("IIIIIIIIII", 0, 1, 4, 5), 64: ("IIQQQQIIQQ", 0, 1, 4, 5)}
+_MAX_SHNUM = 65536
+_MAX_SHSTRTAB = 1 << 20
+SHT_NOBITS = 8
+
+
+def find_section(read_at, name: str) -> Optional[Tuple[int, int]]:
+    """(file offset, size) of the section called ``name``, or None when the file has none; raise ElfError.
+
+    ``read_at(offset, size)`` returns the bytes there (shorter only at the end): a file or a wheel's member.
+    Reads the ELF header, the section header table and the section name table only.
+    """
+    data = read_at(0, 64)
+    header, _phoff, _phentsize, _phnum, order = _parse_header(data)
+    fields = struct.unpack_from(order + _LAYOUT[header.elf_class][0], data, _EI_NIDENT)
+    shoff, shentsize, shnum, shstrndx = fields[5], fields[10], fields[11], fields[12]
+    fmt, i_name, i_type, i_offset, i_size = _SHDR[header.elf_class]
+    entry = struct.Struct(order + fmt)
+    if not shoff:
+        return None
+    if shentsize != entry.size:
+        raise ElfError("ELF file's shentsize not the expected size", header=header)
+    if shnum == 0 or shstrndx == 0xFFFF:  # extended numbering: the real values sit in section 0
+        first = entry.unpack(_exact(read_at, shoff, entry.size, header))
+        shnum = shnum or first[i_size]
+        shstrndx = first[6] if shstrndx == 0xFFFF else shstrndx
+    if shnum > _MAX_SHNUM or shstrndx >= shnum:
+        raise ElfError("bad section header table (%d sections, names in %d)" % (shnum, shstrndx), header=header)
+    raw = _exact(read_at, shoff, shnum * entry.size, header)
+    table = [entry.unpack_from(raw, i * entry.size) for i in range(shnum)]
+    names = table[shstrndx]
+    if names[i_size] > _MAX_SHSTRTAB:
+        raise ElfError("section name table of %d bytes" % names[i_size], header=header)
+    strings = _exact(read_at, names[i_offset], names[i_size], header)
+    wanted = name.encode("ascii") + b"\0"
+    for section in table:
+        start = section[i_name]
+        if strings[start:start + len(wanted)] == wanted and section[i_type] != SHT_NOBITS:
+            return section[i_offset], section[i_size]
+    return None
+
+
+def _exact(read_at, offset: int, size: int, header: ElfHeader) -> bytes:
+    data = read_at(offset, size)
+    if len(data) != size:
+        raise ElfError("section headers past the end of the file", header=header)
+    return data
+
+
 def read_elf(path) -> ElfInfo:
     """Read the loader-relevant facts of ``path``; raise ElfError (OSError passes through)."""
     path = os.fspath(path)

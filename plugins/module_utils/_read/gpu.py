@@ -17,6 +17,7 @@ from __future__ import annotations
 import traceback
 
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._core.errors import CudaVenvError
+from ansible_collections.gpuops.cuda_venv.plugins.module_utils._read.gpu_state import device_state
 
 try:
     import pynvml
@@ -38,12 +39,13 @@ class GpuError(CudaVenvError, ValueError):
     """A CUDA version string that cannot be read, or a CUDA major with no known driver rule."""
 
 
-def gpu_facts() -> dict:
+def gpu_facts(with_state: bool = False) -> dict:
     """Driver and devices as NVML reports them; ``available`` False with a ``reason`` when it cannot.
 
     Shape: available, reason, driver_version, cuda_driver_version (e.g. 13000),
     max_cuda (e.g. "13.0"), devices (index, name, uuid, memory_total_mib,
-    compute_capability).  What was read before a failure is kept.
+    compute_capability).  What was read before a failure is kept.  ``with_state``: also ``states``, each device's
+    state in the same NVML session (gpu_state.device_state), by device index.
     """
     facts = {"available": False, "reason": None, "driver_version": None, "cuda_driver_version": None, "max_cuda": None, "devices": []}
     if not HAS_PYNVML:
@@ -55,7 +57,7 @@ def gpu_facts() -> dict:
         facts["reason"] = "NVML could not be initialised: %s" % _text(str(exc))
         return facts
     try:
-        _read(facts)
+        _read(facts, with_state)
     except pynvml.NVMLError as exc:
         facts["reason"] = "NVML query failed: %s" % _text(str(exc))
     finally:
@@ -66,7 +68,7 @@ def gpu_facts() -> dict:
     return facts
 
 
-def _read(facts: dict) -> None:
+def _read(facts: dict, with_state: bool) -> None:
     facts["driver_version"] = _text(pynvml.nvmlSystemGetDriverVersion())
     facts["cuda_driver_version"] = int(pynvml.nvmlSystemGetCudaDriverVersion_v2())
     facts["max_cuda"] = cuda_version_text(facts["cuda_driver_version"])
@@ -80,6 +82,8 @@ def _read(facts: dict) -> None:
             "memory_total_mib": int(pynvml.nvmlDeviceGetMemoryInfo(handle).total) // _MIB,
             "compute_capability": "%d.%d" % (major, minor),
         })
+        if with_state:
+            facts.setdefault("states", []).append(device_state(pynvml, handle))
     if facts["devices"]:
         facts["available"] = True
     else:

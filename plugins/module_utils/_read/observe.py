@@ -27,6 +27,7 @@ from ansible_collections.gpuops.cuda_venv.plugins.module_utils._read.elf import 
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._read.gpu import gpu_facts
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._read.guard_state import GuardState, read_guard
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._read.install_times import InstallStamp, read_stamps
+from ansible_collections.gpuops.cuda_venv.plugins.module_utils._read.performance_state import PerformanceReading, read_performance
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._read.loader import (
     LoaderConfig, LoadResult, Resolution, build_config, simulate_load)
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._read.probe import (
@@ -59,6 +60,8 @@ class FactsOptions:
     probe_loader_only: bool = False  # the repair's light test: the probe loads the anchor's compiled parts only
     judged_as: Optional[str] = None  # the root the venv is judged at when not its own: a swap's copy, the live venv's
     wheel_sources: WheelSources = WheelSources()  # read only for a residue's source versions (CONTAMINATION_SOURCE)
+    performance: bool = False  # read what can make it slow (_read/performance_state.py): the facts module's
+    gpu_archs: Tuple[str, ...] = ()  # compute capabilities ("9.0") the kernels are judged for instead of NVML's
 
 
 @dataclass(frozen=True)
@@ -103,6 +106,7 @@ class Observations:
     stamps: Dict[str, InstallStamp] = field(default_factory=dict)  # dist_info -> when it was installed
     # what the configured wheel sources offer of the residue's candidates (_read/wheel_sources.py); None: not read
     source_reading: Optional[SourceReading] = None
+    performance: Optional[PerformanceReading] = None  # options.performance: kernels, jobs' environment, processes
 
     def owners_of(self, path: str) -> List[Distribution]:
         """Distributions whose RECORD lists ``path`` (compared by real path)."""
@@ -158,14 +162,17 @@ def _read_disk(options, layout, interpreter, site_packages, dists, module, loade
     other = resolve_others(objects, import_graph, loader, options.anchor, marker_env)
     shadowed = find_shadowed(each_resolution(import_graph, other), layout.root, _files_by_name(objects))
     requirements = closure((options.anchor,) + tuple(options.roots), dists, marker_env)
-    gpu = gpu_facts() if options.gpu else None
+    gpu = gpu_facts(with_state=options.performance) if options.gpu else None
+    performance = read_performance(layout.root, [p for p, o in objects.items() if o.elf is not None],
+                                   tuple(gpu.pop("states", ())) if gpu else ()) if options.performance else None
     return Observations(
         options=options, layout=layout, interpreter=interpreter,
         site_packages=site_packages, distributions=dists, file_states=file_states, conflicts=conflicts,
         majors=majors, objects=objects, unsafe_entries=unsafe, loader=loader, entry_points=entry_points,
         preloaded=preloaded, import_graph=import_graph, other_resolutions=other, requirements=requirements,
         probe=None, gpu=gpu, owner_index=owner_index, digests=digests, scripts=scripts, shadowed=shadowed,
-        guard=read_guard(os.path.join(layout.root, STATE_DIR)), stamps=read_stamps(dists, locations, stats))
+        guard=read_guard(os.path.join(layout.root, STATE_DIR)), stamps=read_stamps(dists, locations, stats),
+        performance=performance)
 
 
 def each_resolution(import_graph, other):

@@ -127,8 +127,9 @@ def test_check_mode_with_facts_diagnoses_once_for_the_facts_and_the_plan(tmp_pat
     result = repair(options, lambda _observed: _InstallerNeverCalled(), runner)
     assert runner.probes == 1
     facts = result["ansible_facts"]["cuda_venv"]
-    module_facts = gather_facts(FactsOptions(path=str(venv), anchor="jax"), SubprocessRunner())
-    assert facts["probe"].pop("duration") > 0 and module_facts["probe"].pop("duration") > 0  # the only difference
+    module_facts = gather_facts(FactsOptions(path=str(venv), anchor="jax", performance=True), SubprocessRunner())
+    assert facts["probe"].pop("duration") > 0 and module_facts["probe"].pop("duration") > 0  # the only differences
+    assert set(facts["performance"].pop("seconds")) == set(module_facts["performance"].pop("seconds")) == {"kernels", "processes"}
     assert facts == module_facts
     assert facts["probe"]["ok"] is True and facts["gpu"] is not None
     assert [[a["name"] for a in b["actions"]] for b in result["plan"]["batches"]] == [["jaxlib"]]

@@ -19,7 +19,8 @@ from ansible_collections.gpuops.cuda_venv.tests.unit.plugins.module_utils.observ
     GLOBAL_DEPS, GUTTED_ERROR, ROOT, SITE, TORCH_C, TORCH_CUDA, found)
 
 KEYS = ["path", "anchor", "verify", "python", "site_packages", "distributions", "conflicts", "sonames", "unresolved",
-        "fallbacks", "import_graph", "requirements", "probe", "gpu", "guard", "history", "contaminants", "neighbours", "findings", "healthy", "summary"]
+        "fallbacks", "import_graph", "requirements", "probe", "gpu", "guard", "history", "contaminants", "neighbours",
+        "performance", "findings", "healthy", "summary"]
 
 
 def facts(obs):
@@ -182,19 +183,23 @@ def test_loaded_library_of_one_owner_and_of_none():
 # --- facts_options: the module's params ---------------------------------------------------------------------------
 
 PARAMS = dict(path="/v", anchor="jax", probe=False, probe_timeout=30.0, verify="hash", ld_library_path=["/usr/local/cuda/lib64"],
-              gpu=False, find_links=["/wh"], index_url=None, extra_index_urls=[], no_index=True)
+              gpu=False, find_links=["/wh"], index_url=None, extra_index_urls=[], no_index=True, gpu_archs=["8.0", "12.1"])
 
 
 def test_facts_options_take_every_param():
     assert facts_options(PARAMS) == FactsOptions(path="/v", anchor="jax", probe=False, verify="hash",
                                                  ld_library_path=("/usr/local/cuda/lib64",), probe_timeout=30.0, gpu=False,
-                                                 wheel_sources=WheelSources(find_links=("/wh",), no_index=True))
+                                                 wheel_sources=WheelSources(find_links=("/wh",), no_index=True),
+                                                 performance=True, gpu_archs=("8.0", "12.1"))
 
 
 def test_facts_options_name_every_bad_param():
     with pytest.raises(CudaVenvError) as caught:
-        facts_options(dict(PARAMS, probe_timeout=0.0, ld_library_path=["lib", "/ok"], index_url="https://h/simple"))
+        facts_options(dict(PARAMS, probe_timeout=0.0, ld_library_path=["lib", "/ok"], index_url="https://h/simple",
+                           gpu_archs=["9.0", "sm_90", "90"]))
     assert str(caught.value) == ("ld_library_path entry 'lib' is not an absolute folder path; "
-                                 "probe_timeout must be positive, got 0.0; wheel sources set no_index together with "
+                                 "probe_timeout must be positive, got 0.0; gpu_archs: 'sm_90' is not a compute capability such as "
+                                 "'8.0' or '9.0'; gpu_archs: '90' is not a compute capability such as '8.0' or '9.0'; "
+                                 "wheel sources set no_index together with "
                                  "index_url or extra_index_urls: keep one of them")
     assert caught.value.result == {}

@@ -16,6 +16,8 @@ from ansible_collections.gpuops.cuda_venv.plugins.module_utils._install.install_
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._install.installers import WheelSources
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._read.observe import FactsOptions, observe
 from ansible_collections.gpuops.cuda_venv.tests.support.dist_helpers import make_dist
+from ansible_collections.gpuops.cuda_venv.tests.support.elf_helpers import requires_gcc
+from ansible_collections.gpuops.cuda_venv.tests.support.fatbin_helpers import SASS, build_fatbin_so, fatbin_bytes
 from ansible_collections.gpuops.cuda_venv.tests.support.tree_digest import tree_digest
 from ansible_collections.gpuops.cuda_venv.tests.support.wheel_helpers import make_wheel
 
@@ -148,3 +150,24 @@ def test_a_plan_without_installs_reads_no_wheel(venv):
     plan = plan_of(Action("remove", "nvidia-cudnn-cu12", "nvidia-cudnn-cu12", "listed in remove"))
     assert guard_plan(observed(venv), plan, InstallCheck(WheelSources(index_url="http://127.0.0.1:9/simple")),
                       no_backend, str(venv / ".cuda_venv"), check_mode=True) is plan
+
+
+@requires_gcc
+def test_a_declared_wheel_without_a_kernel_for_the_gpu_is_refused_and_nothing_changes(venv, tmp_path):
+    """sglang-kernel's flash_ops (sm_80, 86, 90, FACTS.md section 11) declared for a node with an sm_100 GPU."""
+    lib = build_fatbin_so(tmp_path / "flash_ops.abi3.so", fatbin_bytes([(SASS, 80), (SASS, 86), (SASS, 90, 0x100011)]))
+    with open(lib, "rb") as handle:
+        make_wheel(str(tmp_path / "wh"), "sglang-kernel", "0.4.10", files={"sgl_kernel/flash_ops.abi3.so": handle.read()})
+    plan = plan_of(install("sglang-kernel", "sglang-kernel==0.4.10"))
+    before = tree_digest(str(venv), exclude=())
+    with pytest.raises(InstallRefused) as caught:
+        guard(venv, plan, tmp_path / "wh", packages=("sglang-kernel==0.4.10",), gpu_archs=("10.0",))
+    assert tree_digest(str(venv), exclude=()) == before
+    assert [(f.code, f.subject, f.details["library"]) for f in caught.value.findings] == [
+        (F.INSTALL_NO_KERNEL, "sglang-kernel 0.4.10", "sgl_kernel/flash_ops.abi3.so")]
+    assert str(caught.value) == (
+        "refused before any change: sglang-kernel 0.4.10 (sglang_kernel-0.4.10-py3-none-any.whl): "
+        "sgl_kernel/flash_ops.abi3.so has no kernel for compute capability 10.0: it carries SASS for sm_80, sm_86, "
+        "sm_90, no PTX.")
+    assert guard(venv, plan, tmp_path / "wh", packages=("sglang-kernel==0.4.10",), gpu_archs=("9.0",)) == plan
+    assert guard(venv, plan, tmp_path / "wh", gpu_archs=("10.0",)) == plan  # a dependency, not a declared wheel
