@@ -280,6 +280,12 @@ def find_section(read_at, name: str) -> Optional[Tuple[int, int]]:
     ``read_at(offset, size)`` returns the bytes there (shorter only at the end): a file or a wheel's member.
     Reads the ELF header, the section header table and the section name table only.
     """
+    return find_sections(read_at, (name,)).get(name)
+
+
+def find_sections(read_at, names) -> Dict[str, Tuple[int, int]]:
+    """{name: (file offset, size)} of the sections called one of ``names`` that hold bytes in the file (the first of
+    each name); as find_section."""
     data = read_at(0, 64)
     header, _phoff, _phentsize, _phnum, order = _parse_header(data)
     fields = struct.unpack_from(order + _LAYOUT[header.elf_class][0], data, _EI_NIDENT)
@@ -287,7 +293,7 @@ def find_section(read_at, name: str) -> Optional[Tuple[int, int]]:
     fmt, i_name, i_type, i_offset, i_size = _SHDR[header.elf_class]
     entry = struct.Struct(order + fmt)
     if not shoff:
-        return None
+        return {}
     if shentsize != entry.size:
         raise ElfError("ELF file's shentsize not the expected size", header=header)
     if shnum == 0 or shstrndx == 0xFFFF:  # extended numbering: the real values sit in section 0
@@ -298,16 +304,19 @@ def find_section(read_at, name: str) -> Optional[Tuple[int, int]]:
         raise ElfError("bad section header table (%d sections, names in %d)" % (shnum, shstrndx), header=header)
     raw = _exact(read_at, shoff, shnum * entry.size, header)
     table = [entry.unpack_from(raw, i * entry.size) for i in range(shnum)]
-    names = table[shstrndx]
+    wanted_names, names = tuple(names), table[shstrndx]
     if names[i_size] > _MAX_SHSTRTAB:
         raise ElfError("section name table of %d bytes" % names[i_size], header=header)
     strings = _exact(read_at, names[i_offset], names[i_size], header)
-    wanted = name.encode("ascii") + b"\0"
-    for section in table:
-        start = section[i_name]
-        if strings[start:start + len(wanted)] == wanted and section[i_type] != SHT_NOBITS:
-            return section[i_offset], section[i_size]
-    return None
+    found: Dict[str, Tuple[int, int]] = {}
+    for wanted in wanted_names:
+        key = wanted.encode("ascii") + b"\0"
+        for section in table:
+            start = section[i_name]
+            if strings[start:start + len(key)] == key and section[i_type] != SHT_NOBITS:
+                found[wanted] = (section[i_offset], section[i_size])
+                break
+    return found
 
 
 def _exact(read_at, offset: int, size: int, header: ElfHeader) -> bytes:

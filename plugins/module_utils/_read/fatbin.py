@@ -11,6 +11,12 @@ The section holds fatbin containers one after another (FACTS.md section 11): a 1
 u32 flags at byte 40) and its payload. Only the headers are read, from header to header: torch's section is
 915 MB and its payloads are never touched. The flags are kept as found: which bit marks an arch-specific build
 (sm_90a) is not established, so nothing here claims it.
+
+Some libraries keep their kernels elsewhere and load them themselves: cuFFT 12.0 (CUDA 13) has a 672-byte
+``.nv_fatbin`` with SASS for sm_75 alone, and 23,984 containers (SASS sm_75 to sm_120, PTX) in its 278 MB ``.ldata``
+(measured on the real wheel). When a library's other data sections are far larger than its ``.nv_fatbin``
+(ELSEWHERE_RATIO, at least ELSEWHERE_MIN bytes), they are searched for containers too, chunk by chunk, and what they
+hold counts (``elsewhere``: the containers found there). torch's 915 MB ``.nv_fatbin`` is never the case.
 """
 
 from __future__ import annotations
@@ -20,9 +26,13 @@ import struct
 from dataclasses import dataclass, field
 from typing import Callable, Dict, Optional, Tuple
 
-from ansible_collections.gpuops.cuda_venv.plugins.module_utils._read.elf import ElfError, find_section
+from ansible_collections.gpuops.cuda_venv.plugins.module_utils._read.elf import ElfError, find_sections
 
 SECTION = ".nv_fatbin"
+ELSEWHERE = (".ldata", ".lrodata", ".rodata", ".data.rel.ro", ".data")  # where libraries keep fatbins they load
+ELSEWHERE_MIN = 1 << 20
+ELSEWHERE_RATIO = 16
+_CHUNK = 8 << 20
 MAGIC = 0xBA55ED50
 KIND_PTX = 1
 KIND_SASS = 2
@@ -47,10 +57,12 @@ class Kernels:
     entries: int
     flags: Dict[str, Tuple[int, ...]] = field(default_factory=dict)  # "sm_90" / "compute_90" -> flag values seen
     problem: Optional[str] = None
+    elsewhere: int = 0  # containers found in other data sections (ELSEWHERE)
 
     def as_dict(self) -> dict:
         return {"sass": [arch_name(a) for a in self.sass], "ptx": [arch_name(a, ptx=True) for a in self.ptx],
                 "section_size": self.section_size, "containers": self.containers, "entries": self.entries,
+                "elsewhere": self.elsewhere,
                 "flags": {k: ["0x%x" % v for v in vals] for k, vals in sorted(self.flags.items())},
                 "problem": self.problem}
 
@@ -74,47 +86,100 @@ def read_kernels(path) -> Optional[Kernels]:
 def kernels_of(read_at: Callable[[int, int], bytes]) -> Optional[Kernels]:
     """The kernels of the ELF file ``read_at(offset, size)`` reads (a file, a wheel's member); None without a
     ``.nv_fatbin`` section."""
-    span = find_section(read_at, SECTION)
-    return None if span is None else _walk(read_at, span[0], span[1])
+    spans = find_sections(read_at, (SECTION,) + ELSEWHERE)
+    if SECTION not in spans:
+        return None
+    start, size = spans[SECTION]
+    found = _Found()
+    _walk(read_at, start, size, found)
+    others = [spans[name] for name in ELSEWHERE if name in spans]
+    if sum(s for _o, s in others) >= max(ELSEWHERE_MIN, ELSEWHERE_RATIO * size):
+        containers = found.containers
+        for offset, length in others:
+            _search(read_at, offset, length, found)
+        found.elsewhere = found.containers - containers
+    return Kernels(tuple(sorted(found.sass)), tuple(sorted(found.ptx)), size, found.containers, found.entries,
+                   {k: tuple(sorted(v)) for k, v in found.flags.items()}, found.problem, found.elsewhere)
 
 
-def _walk(read_at, start: int, size: int) -> Kernels:
+class _Found:
+    """What the containers read so far hold."""
+
+    def __init__(self):
+        self.sass, self.ptx, self.flags = set(), set(), {}
+        self.containers = self.entries = self.elsewhere = 0
+        self.problem: Optional[str] = None
+
+
+def _walk(read_at, start: int, size: int, found: _Found) -> None:
+    """The ``.nv_fatbin`` section: containers one after another (zero padding between them)."""
     end = start + size
-    sass, ptx, flags = set(), set(), {}
-    containers = entries = 0
-    problem = None
     pos = start
-    while pos + _CONTAINER.size <= end and problem is None:
+    while pos + _CONTAINER.size <= end and found.problem is None:
         magic, _version, header_size, body = _CONTAINER.unpack(_exact(read_at, pos, _CONTAINER.size))
         if magic != MAGIC:
             if pos > start and not any(_exact(read_at, pos, _CONTAINER.size)):
                 pos += _ALIGN  # padding between containers
                 continue
-            problem = "no fatbin container at byte %d of the section (magic 0x%08x)" % (pos - start, magic)
+            found.problem = "no fatbin container at byte %d of the section (magic 0x%08x)" % (pos - start, magic)
             break
         if header_size < _CONTAINER.size:
-            problem = "fatbin container at byte %d of the section has a %d-byte header" % (pos - start, header_size)
+            found.problem = "fatbin container at byte %d of the section has a %d-byte header" % (pos - start, header_size)
             break
-        containers += 1
-        entry, stop = pos + header_size, min(pos + header_size + body, end)
-        while entry + _ENTRY_READ <= stop:
-            head = _exact(read_at, entry, _ENTRY_READ)
-            kind, _ver, entry_header, payload = _ENTRY.unpack_from(head)
-            if entry_header < _FLAGS_AT + 4 or kind not in (KIND_PTX, KIND_SASS):
-                problem = "unreadable entry at byte %d of the section (kind %d, header %d)" % (entry - start, kind, entry_header)
-                break
-            arch, = struct.unpack_from("<I", head, _ARCH_AT)
-            flag, = struct.unpack_from("<I", head, _FLAGS_AT)
-            (ptx if kind == KIND_PTX else sass).add(arch)
-            flags.setdefault(arch_name(arch, kind == KIND_PTX), set()).add(flag)
-            entries += 1
-            if entries > _MAX_ENTRIES:
-                problem = "more than %d entries" % _MAX_ENTRIES
-                break
-            entry += entry_header + payload
+        found.containers += 1
+        found.problem = _entries(read_at, pos + header_size, min(pos + header_size + body, end), start, found)
         pos = pos + header_size + body
-    return Kernels(tuple(sorted(sass)), tuple(sorted(ptx)), size, containers, entries,
-                   {k: tuple(sorted(v)) for k, v in flags.items()}, problem)
+
+
+def _entries(read_at, entry: int, stop: int, start: int, found: _Found) -> Optional[str]:
+    """Read one container's entries into ``found``; the problem that stopped it, if any."""
+    while entry + _ENTRY_READ <= stop:
+        head = _exact(read_at, entry, _ENTRY_READ)
+        kind, _ver, entry_header, payload = _ENTRY.unpack_from(head)
+        if entry_header < _FLAGS_AT + 4 or kind not in (KIND_PTX, KIND_SASS):
+            return "unreadable entry at byte %d of the section (kind %d, header %d)" % (entry - start, kind, entry_header)
+        arch, = struct.unpack_from("<I", head, _ARCH_AT)
+        flag, = struct.unpack_from("<I", head, _FLAGS_AT)
+        (found.ptx if kind == KIND_PTX else found.sass).add(arch)
+        found.flags.setdefault(arch_name(arch, kind == KIND_PTX), set()).add(flag)
+        found.entries += 1
+        if found.entries > _MAX_ENTRIES:
+            return "more than %d entries" % _MAX_ENTRIES
+        entry += entry_header + payload
+    return None
+
+
+def _search(read_at, start: int, size: int, found: _Found) -> None:
+    """Containers anywhere in a data section: each magic with a plausible header whose entries all read is one;
+    anything else is data that happens to hold those bytes. The section is read a chunk at a time."""
+    magic = struct.pack("<I", MAGIC)
+    end = start + size
+    base, chunk, pos = start, read_at(start, min(_CHUNK, size)), start
+    while chunk and pos < end:
+        if pos - base + _CONTAINER.size > len(chunk):  # the next header does not fit: move the window to it
+            base, chunk = pos, read_at(pos, min(_CHUNK, end - pos))
+            if len(chunk) < _CONTAINER.size:
+                return
+        hit = chunk.find(magic, pos - base)
+        if hit < 0 or hit + _CONTAINER.size > len(chunk):
+            pos = base + (len(chunk) - _CONTAINER.size + 1 if hit < 0 else hit)
+            if hit < 0 and base + len(chunk) >= end:
+                return
+            continue
+        at = base + hit
+        _magic, version, header_size, body = _CONTAINER.unpack_from(chunk, hit)
+        pos = at + 1
+        if version != 1 or header_size != _CONTAINER.size or not 0 < body <= end - at - header_size:
+            continue
+        trial = _Found()
+        if _entries(read_at, at + header_size, at + header_size + body, start, trial) is None and trial.entries:
+            found.sass |= trial.sass
+            found.ptx |= trial.ptx
+            for name, values in trial.flags.items():
+                found.flags.setdefault(name, set()).update(values)
+            found.containers += 1
+            found.entries += trial.entries
+            pos = at + header_size + body
 
 
 def _exact(read_at, offset: int, size: int) -> bytes:

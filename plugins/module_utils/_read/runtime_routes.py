@@ -6,9 +6,11 @@
 Private to the gpuops.cuda_venv collection: not a public API.
 
 Three routes besides an object's own search path, each taken only where the object's distribution says it takes it:
-- the anchor's import: a distribution that requires the anchor imports it first (torchvision, torchaudio), so the
-  sonames that import loaded (libtorch.so, libc10.so, libcudart.so.12) are already in the process, and ld.so
-  matches a loaded soname before any search (VIA_ANCHOR_IMPORT);
+- the anchor's import: a distribution that requires the anchor imports it first (torchvision), and so does an
+  object that needs a library only the anchor ships (torchaudio 2.11 lists no torch requirement, yet its extensions
+  need libtorch.so, which nothing but torch's import can have loaded), so the sonames that import loaded
+  (libtorch.so, libc10.so, libcudart.so.12) are already in the process, and ld.so matches a loaded soname before any
+  search (VIA_ANCHOR_IMPORT);
 - cuda-pathfinder: a distribution that requires cuda-pathfinder (cupy) has it load the CUDA libraries it needs by
   full path from the venv's nvidia wheels first (site-packages before the system), so a CUDA soname an nvidia
   wheel provides resolves to that file (VIA_PATHFINDER);
@@ -39,6 +41,7 @@ def resolve_others(objects: dict, import_graph, loader, anchor: str, marker_env:
     after_anchor = _loaded_sonames(objects, import_graph)
     from_wheels = _nvidia_wheel_files(objects)
     own_files = _files_by_owner(objects)
+    anchors_own = {o.elf.soname for o in objects.values() if o.owner.key == anchor and o.elf is not None and o.elf.soname}
     routes: Dict[str, tuple] = {}
     resolved: Dict[str, list] = {}
     for path, obj in objects.items():
@@ -49,6 +52,7 @@ def resolve_others(objects: dict, import_graph, loader, anchor: str, marker_env:
             names = _own_requirement_names(owner, marker_env)
             routes[owner.dist_info] = (anchor in names and owner.key != anchor, PATHFINDER in names)
         imports_anchor, uses_pathfinder = routes[owner.dist_info]
+        imports_anchor = imports_anchor or bool(anchors_own.intersection(obj.elf.needed))
         results = resolve_object(path, obj.elf, loader, loaded=after_anchor if imports_anchor else None)
         results = [replace(r, via=VIA_ANCHOR_IMPORT) if r.via == VIA_LOADED else r for r in results]
         if uses_pathfinder:

@@ -15,7 +15,7 @@ from ansible_collections.gpuops.cuda_venv.plugins.module_utils._read.elf import 
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._read.fatbin import Kernels, kernels_of, read_kernels
 from ansible_collections.gpuops.cuda_venv.tests.support.elf_helpers import READELF, build_so, requires_gcc
 from ansible_collections.gpuops.cuda_venv.tests.support.fatbin_helpers import (
-    PTX, SASS, build_fatbin_so, container_bytes, fatbin_bytes)
+    OBJCOPY, PTX, SASS, build_fatbin_so, container_bytes, fatbin_bytes)
 
 # Like sglang-kernel's flash_ops (FACTS.md section 11): sm_80 and sm_86 with flags 0x11, sm_90 with 0x100011.
 FLASH_OPS = fatbin_bytes(
@@ -34,7 +34,36 @@ def test_read_kernels_of_a_gcc_built_object(tmp_path):
     assert kernels.as_dict() == {
         "sass": ["sm_80", "sm_86", "sm_90"], "ptx": ["compute_90"], "section_size": len(FLASH_OPS), "containers": 2,
         "entries": 7, "flags": {"compute_90": ["0x11"], "sm_80": ["0x11"], "sm_86": ["0x11"], "sm_90": ["0x100011", "0x108011"]},
-        "problem": None}
+        "problem": None, "elsewhere": 0}
+
+
+def _with_ldata(tmp_path, ldata: bytes):
+    """A library like cuFFT 12.0: a stub ``.nv_fatbin`` (SASS sm_75 alone) and its kernels in ``.ldata``."""
+    stub = build_fatbin_so(tmp_path / "stub.so", fatbin_bytes([(SASS, 75, 0x11, 16)]))
+    (tmp_path / "ldata.bin").write_bytes(ldata)
+    path = str(tmp_path / "libcufft.so.12")
+    subprocess.run([OBJCOPY, "--add-section", ".ldata=%s" % (tmp_path / "ldata.bin"), "--set-section-flags",
+                    ".ldata=alloc,data", stub, path], check=True, capture_output=True)
+    return path
+
+
+@requires_gcc
+@pytest.mark.skipif(OBJCOPY is None, reason="objcopy (binutils) is not installed")
+def test_kernels_a_library_keeps_in_its_large_data_sections_count(tmp_path):
+    false_magic = struct.pack("<IHHQ", 0xBA55ED50, 7, 16, 64)  # the magic's bytes in data: not a container
+    ldata = (b"\x01" * 4096 + false_magic + b"\x02" * 100 + container_bytes([(SASS, 90, 0x11, 64), (PTX, 90, 0x11, 32)])
+             + bytes(1 << 20) + container_bytes([(SASS, 100, 0x1200011, 64)]) + b"\x03" * 333)
+    kernels = read_kernels(_with_ldata(tmp_path, ldata))
+    assert (kernels.sass, kernels.ptx, kernels.containers, kernels.elsewhere, kernels.problem) == (
+        (75, 90, 100), (90,), 3, 2, None)
+
+
+@requires_gcc
+@pytest.mark.skipif(OBJCOPY is None, reason="objcopy (binutils) is not installed")
+def test_small_data_sections_are_not_searched(tmp_path):
+    """Below ELSEWHERE_MIN the data sections are not read: a library's kernels are its .nv_fatbin's (libcufile)."""
+    kernels = read_kernels(_with_ldata(tmp_path, container_bytes([(SASS, 90, 0x11, 64)]) + bytes(1000)))
+    assert (kernels.sass, kernels.elsewhere) == ((75,), 0)
 
 
 @requires_gcc

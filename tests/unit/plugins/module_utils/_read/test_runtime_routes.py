@@ -34,7 +34,9 @@ def _site(tmp_path):
         "nvidia/cublas/lib/libcublas.so.12": dict(soname="libcublas.so.12"),
         "torchvision/_C.so": dict(needed=("libtorch.so", "libcudart.so.12")),  # no search path reaches torch/lib
         "cupy/_core/core.so": dict(needed=("libcublas.so.12",)),  # no search path: cuda-pathfinder loads it
-        "loner/ext.so": dict(needed=("libtorch.so", "libcublas.so.12")),  # requires neither torch nor the pathfinder
+        "loner/ext.so": dict(needed=("libcublas.so.12",)),  # requires neither torch nor the pathfinder
+        # torchaudio 2.11 lists no torch requirement, but an object needing libtorch.so loads only after torch's import
+        "audio211/_ext.so": dict(needed=("libtorch.so", "libcudart.so.12")),
         # torchaudio's Python code loads its own libtorchaudio.so by full path before the extension that needs it
         "torchaudio/lib/libtorchaudio.so": dict(soname="libtorchaudio.so"),
         "torchaudio/lib/_torchaudio.so": dict(needed=("libtorchaudio.so", "libtorch.so")),
@@ -51,6 +53,7 @@ def _site(tmp_path):
               "cupy-cuda12x": ("14.2.0", ["cupy/_core/core.so"],
                                ["cuda-pathfinder==1.*,>=1.3.4", 'cuda-toolkit[cublas]==12.*; extra == "ctk"']),
               "loner": ("1.0", ["loner/ext.so"], ['torch; extra == "gpu"']),
+              "audio211": ("2.11.0", ["audio211/_ext.so"], []),
               "torchaudio": ("2.9.1", ["torchaudio/lib/libtorchaudio.so", "torchaudio/lib/_torchaudio.so"], ["torch==2.9.1"])}
     for name, (version, files, requires) in owners.items():
         make_dist(site, name, version, {rel: data[rel] for rel in files}, requires)
@@ -72,7 +75,9 @@ def test_the_anchors_import_and_cuda_pathfinder_resolve_what_their_users_need(tm
         "torchvision/_C.so": [("libtorch.so", "torch/lib/libtorch.so", "anchor_import"),
                               ("libcudart.so.12", "nvidia/cuda_runtime/lib/libcudart.so.12", "anchor_import")],
         "cupy/_core/core.so": [("libcublas.so.12", "nvidia/cublas/lib/libcublas.so.12", "cuda_pathfinder")],
-        "loner/ext.so": [("libtorch.so", None, "missing"), ("libcublas.so.12", None, "missing")],
+        "loner/ext.so": [("libcublas.so.12", None, "missing")],
+        "audio211/_ext.so": [("libtorch.so", "torch/lib/libtorch.so", "anchor_import"),
+                             ("libcudart.so.12", "nvidia/cuda_runtime/lib/libcudart.so.12", "anchor_import")],
         "nvidia/cublas/lib/libcublas.so.12": [],
         "torchaudio/lib/libtorchaudio.so": [],
         "torchaudio/lib/_torchaudio.so": [("libtorchaudio.so", "torchaudio/lib/libtorchaudio.so", "own_package"),
