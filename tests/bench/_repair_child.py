@@ -37,7 +37,7 @@ def main(argv) -> int:
     options = RepairOptions(
         facts=FactsOptions(path=layout.root, probe_timeout=PROBE_TIMEOUT),
         desired=DesiredState(packages=(), remove=(), prune="cuda", batch_size=4), strategy=strategy)
-    result = repair(options, make_backend, runner)
+    result = repair(options, layout, make_backend, runner)
     batches = ["%s: %s" % (b["batch"], b["result"]) for b in result["batches"]]
     print("changed=%s healthy=%s strategy=%s batches=%s: %s" % (result["changed"], result["healthy"], result["strategy"],
                                                                 batches, result["summary"]))

@@ -111,6 +111,6 @@ def repair_from_params(params: dict, runner: Runner, check_mode: bool = False, d
             strategy=params["strategy"], keep_previous=params["keep_previous"], swap_back=params["swap_back"],
             guard=GuardOptions(enabled=params["guard"], uv_config=params["guard_uv_config"]), report_facts=params["facts"],
             verify_before_swap=swap_benchmark(dict(params, path=layout.root)) if params["verify_before_swap"] else None)
-        return repair(options, make_backend, runner, secrets)
+        return repair(options, layout, make_backend, runner, secrets)
     except CudaVenvError as exc:
         raise CudaVenvError(redact(str(exc), secrets), exc.result) from None

@@ -42,6 +42,7 @@ from ansible_collections.gpuops.cuda_venv.plugins.module_utils._act.journal impo
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._core.durable import fsync_dir, make_dirs
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._act.snapshot import Entry, link_or_copy, scan_tree
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._act.venv_lock import LOCK_NAME, STATE_DIR_MODE
+from ansible_collections.gpuops.cuda_venv.plugins.module_utils._read.venv_layout import swap_dir_of
 
 SWAP = "swap"
 IN_PLACE = "in_place"
@@ -77,11 +78,6 @@ class Room:
     free_inodes: int
     need_bytes: int
     need_inodes: int
-
-
-def swap_dir_of(root: str) -> str:
-    parent, name = os.path.split(os.path.abspath(root).rstrip("/"))
-    return os.path.join(parent, ".%s.cuda_venv" % name)
 
 
 def choose_strategy(requested: str, root: str, room: Optional[Room], batch: Optional[int]) -> Strategy:
