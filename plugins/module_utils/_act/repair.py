@@ -5,7 +5,7 @@
 
 Private to the gpuops.cuda_venv collection: not a public API.
 
-The one entry the module calls (``repair``). In place, each batch is snapshotted (``recovery.JournaledBatch``),
+The repair that the module's entry (_entry/repair_entry.py) runs (``repair``). In place, each batch is snapshotted (``recovery.JournaledBatch``),
 applied, tested, committed or restored (``batches``); ``swap_run`` runs the same batches on a copy of the venv.
 """
 
@@ -65,7 +65,7 @@ def repair(options: RepairOptions, venv: VenvLayout, make_backend: Callable[[Obs
            secrets: Sequence[str] = ()) -> dict:
     """Plan, then (unless check mode) execute; returns the module's result dictionary.
 
-    ``venv``: the layout of ``options.facts.path``, read once (_act/request.py). ``make_backend(observations)`` builds
+    ``venv``: the layout of ``options.facts.path``, read once (_entry/repair_entry.py). ``make_backend(observations)`` builds
     the installer backend; it is called only when a batch runs.
     """
     static = _static_options(options.facts)
