@@ -216,13 +216,13 @@ command:
 from ansible.module_utils.basic import AnsibleModule
 
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._core.runner import SubprocessRunner
-from ansible_collections.gpuops.cuda_venv.plugins.module_utils._options import benchmark_arguments
-from ansible_collections.gpuops.cuda_venv.plugins.module_utils._verify.benchmark import BenchmarkRequest, benchmark
+from ansible_collections.gpuops.cuda_venv.plugins.module_utils._entry.benchmark_entry import benchmark_arguments, benchmark_request
+from ansible_collections.gpuops.cuda_venv.plugins.module_utils._verify.benchmark import benchmark
 
 
 def main():
     module = AnsibleModule(**benchmark_arguments())
-    outcome = benchmark(BenchmarkRequest.from_params(module.params, module.check_mode), SubprocessRunner())
+    outcome = benchmark(benchmark_request(module.params, module.check_mode), SubprocessRunner())
     for note in outcome.warnings:
         module.warn(note)
     if outcome.failed:

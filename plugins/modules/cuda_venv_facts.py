@@ -339,8 +339,7 @@ from ansible.module_utils.basic import AnsibleModule, missing_required_lib
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._core.errors import CudaVenvError
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._core.runner import SubprocessRunner
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._act.facts import gather_facts
-from ansible_collections.gpuops.cuda_venv.plugins.module_utils._decide.facts_report import facts_options
-from ansible_collections.gpuops.cuda_venv.plugins.module_utils._options import facts_arguments
+from ansible_collections.gpuops.cuda_venv.plugins.module_utils._entry.facts_entry import facts_arguments, facts_options
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._core.packaging_lib import HAS_PACKAGING, PACKAGING_IMPORT_ERROR
 
 

@@ -477,10 +477,9 @@ backend:
 
 from ansible.module_utils.basic import AnsibleModule, missing_required_lib
 
-from ansible_collections.gpuops.cuda_venv.plugins.module_utils._act.request import repair_from_params
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._core.errors import CudaVenvError
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._core.runner import SubprocessRunner
-from ansible_collections.gpuops.cuda_venv.plugins.module_utils._options import repair_arguments
+from ansible_collections.gpuops.cuda_venv.plugins.module_utils._entry.repair_entry import repair_arguments, repair_from_params
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._core.packaging_lib import HAS_PACKAGING, PACKAGING_IMPORT_ERROR
 
 

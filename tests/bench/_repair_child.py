@@ -18,9 +18,9 @@ from ansible_collections.gpuops.cuda_venv.plugins.module_utils._decide.plan impo
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._act.repair import RepairOptions, repair
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._core.runner import SubprocessRunner
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._read.venv_layout import read_layout
-from ansible_collections.gpuops.cuda_venv.plugins.module_utils._options import repair_arguments
+from ansible_collections.gpuops.cuda_venv.plugins.module_utils._entry.repair_entry import repair_arguments
 
-# The module's defaults (plugins/module_utils/_options.py, repair_arguments).
+# The module's defaults (plugins/module_utils/_entry/repair_entry.py, repair_arguments).
 _SPEC = repair_arguments()["argument_spec"]
 PROBE_TIMEOUT = float(_SPEC["probe_timeout"]["default"])
 INSTALLER_TIMEOUT = float(_SPEC["installer_timeout"]["default"])
@@ -37,7 +37,7 @@ def main(argv) -> int:
     options = RepairOptions(
         facts=FactsOptions(path=layout.root, probe_timeout=PROBE_TIMEOUT),
         desired=DesiredState(packages=(), remove=(), prune="cuda", batch_size=4), strategy=strategy)
-    result = repair(options, make_backend, runner)
+    result = repair(options, layout, make_backend, runner)
     batches = ["%s: %s" % (b["batch"], b["result"]) for b in result["batches"]]
     print("changed=%s healthy=%s strategy=%s batches=%s: %s" % (result["changed"], result["healthy"], result["strategy"],
                                                                 batches, result["summary"]))

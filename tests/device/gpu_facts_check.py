@@ -84,10 +84,9 @@ def main(argv=None) -> int:
     libraries = _libraries()
     out = {"venv": args.venv, "python": sys.version.split()[0], "libraries": libraries}
     try:
-        from ansible_collections.gpuops.cuda_venv.plugins.module_utils import _options
         from ansible_collections.gpuops.cuda_venv.plugins.module_utils._core.runner import SubprocessRunner
         from ansible_collections.gpuops.cuda_venv.plugins.module_utils._act.facts import gather_facts
-        from ansible_collections.gpuops.cuda_venv.plugins.module_utils._decide.facts_report import facts_options
+        from ansible_collections.gpuops.cuda_venv.plugins.module_utils._entry.facts_entry import facts_arguments, facts_options
     except ImportError as exc:
         out["error"] = "cannot import the collection (PYTHONPATH must hold ansible_collections/gpuops/cuda_venv): %s" % exc
         print(json.dumps(out, indent=1))
@@ -96,7 +95,7 @@ def main(argv=None) -> int:
         out["error"] = "packaging is not importable: the facts need it (pip install packaging beside this interpreter)"
         print(json.dumps(out, indent=1))
         return 2
-    params = {name: spec.get("default") for name, spec in _options.facts_arguments()["argument_spec"].items()}
+    params = {name: spec.get("default") for name, spec in facts_arguments()["argument_spec"].items()}
     params.update(path=args.venv, anchor=args.anchor, probe=not args.no_probe,
                   gpu_archs=[a.strip() for a in args.gpu_archs.split(",") if a.strip()])
     started = time.monotonic()

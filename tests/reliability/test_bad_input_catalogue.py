@@ -20,7 +20,7 @@ import pytest
 
 from reliability_tools import ROOT, clone, repair_args, run_child, state_differences
 
-from ansible_collections.gpuops.cuda_venv.plugins.module_utils._act.swap import swap_dir_of
+from ansible_collections.gpuops.cuda_venv.plugins.module_utils._read.venv_layout import swap_dir_of
 from ansible_collections.gpuops.cuda_venv.tests.support.elf_helpers import (
     GCC, build_so, dynamic_offset, synthetic_elf)
 from ansible_collections.gpuops.cuda_venv.tests.support.dist_helpers import make_dist

@@ -35,7 +35,7 @@ from tests.standin._layout import DistSpec
 from tests.standin._wheel import write_wheel
 
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._act.health import PYCACHE_DIR
-from ansible_collections.gpuops.cuda_venv.plugins.module_utils._act.swap import swap_dir_of
+from ansible_collections.gpuops.cuda_venv.plugins.module_utils._read.venv_layout import swap_dir_of
 from ansible_collections.gpuops.cuda_venv.tests.support.dist_helpers import make_dist
 
 STRACE = shutil.which("strace")

@@ -28,7 +28,7 @@ import pytest
 
 from reliability_tools import FULL, ROOT, healthy_differences, kill_points, repair_args, run_child, state_rows
 
-from ansible_collections.gpuops.cuda_venv.plugins.module_utils._act.swap import swap_dir_of
+from ansible_collections.gpuops.cuda_venv.plugins.module_utils._read.venv_layout import swap_dir_of
 
 SUMMARY_DIR = os.path.join(ROOT, "build", "reliability")
 SCENARIOS = ("contaminated", "gutted", "truncated-nccl") if FULL else ("contaminated",)

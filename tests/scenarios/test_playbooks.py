@@ -26,7 +26,8 @@ import yaml
 from scenario_tools import ROOT, ansible_env
 from tests.standin import build_scenario
 
-from ansible_collections.gpuops.cuda_venv.plugins.module_utils._act.swap import NEXT_DIR, swap_dir_of
+from ansible_collections.gpuops.cuda_venv.plugins.module_utils._act.swap import NEXT_DIR
+from ansible_collections.gpuops.cuda_venv.plugins.module_utils._read.venv_layout import swap_dir_of
 from ansible_collections.gpuops.cuda_venv.tests.support.tree_digest import tree_digest
 
 CACHE = os.environ.get("CUDA_VENV_STANDIN_CACHE", os.path.join(ROOT, "build", "standin-cache"))

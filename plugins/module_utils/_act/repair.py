@@ -5,7 +5,7 @@
 
 Private to the gpuops.cuda_venv collection: not a public API.
 
-The one entry the module calls (``repair``). In place, each batch is snapshotted (``recovery.JournaledBatch``),
+The repair that the module's entry (_entry/repair_entry.py) runs (``repair``). In place, each batch is snapshotted (``recovery.JournaledBatch``),
 applied, tested, committed or restored (``batches``); ``swap_run`` runs the same batches on a copy of the venv.
 """
 
@@ -27,7 +27,7 @@ from ansible_collections.gpuops.cuda_venv.plugins.module_utils._act.health impor
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._act.journal import Journal
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._act.outcome import RepairFailed, diff_side, file_state, inventory
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._act.recovery import JournaledBatch, recover
-from ansible_collections.gpuops.cuda_venv.plugins.module_utils._act.swap import IN_PLACE, SWAP, pending_swap, recover_swap, swap_dir_of
+from ansible_collections.gpuops.cuda_venv.plugins.module_utils._act.swap import IN_PLACE, SWAP, pending_swap, recover_swap
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._act.venv_lock import VenvLock
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._core.errors import CudaVenvError
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._core.runner import Runner
@@ -40,7 +40,7 @@ from ansible_collections.gpuops.cuda_venv.plugins.module_utils._read.observe imp
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._decide.performance import restart_needed
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._read.venv_processes import venv_processes
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._read.observe import Observations
-from ansible_collections.gpuops.cuda_venv.plugins.module_utils._read.venv_layout import state_dir_of
+from ansible_collections.gpuops.cuda_venv.plugins.module_utils._read.venv_layout import VenvLayout
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._verify.benchmark import BenchmarkRequest
 
 
@@ -63,41 +63,41 @@ class RepairOptions:
     verify_before_swap: Optional[BenchmarkRequest] = None  # a swap's copy benchmarked against the live venv (swap_run.py)
 
 
-def repair(options: RepairOptions, make_backend: Callable[[Observations], Backend], runner: Runner, secrets: Sequence[str] = ()) -> dict:
+def repair(options: RepairOptions, venv: VenvLayout, make_backend: Callable[[Observations], Backend], runner: Runner,
+           secrets: Sequence[str] = ()) -> dict:
     """Plan, then (unless check mode) execute; returns the module's result dictionary.
 
-    ``make_backend(observations)`` builds the installer backend; it is called only when a batch runs.
+    ``venv``: the layout of ``options.facts.path``, read once (_entry/repair_entry.py). ``make_backend(observations)`` builds
+    the installer backend; it is called only when a batch runs.
     """
     static = _static_options(options.facts)
-    root = os.path.abspath(options.facts.path)
     if options.check_mode:
         seen = observe(dataclasses.replace(static, probe=options.probe, gpu=True, performance=True) if options.report_facts
-                       else static, runner)
+                       else static, runner, layout=venv)
         obs = _planned_from(seen)
-        result = _check_result(options, obs, root, Run(options, make_backend, runner, tuple(secrets), observed=obs))
+        result = _check_result(options, obs, venv, Run(options, make_backend, runner, tuple(secrets), observed=obs))
         if options.report_facts:
             result["ansible_facts"] = {"cuda_venv": facts_of(seen)}
         return result
-    state_dir = state_dir_of(root)
     run = Run(options, make_backend, runner, tuple(secrets))
-    with VenvLock(state_dir, timeout=options.lock_timeout) as lock:
+    with VenvLock(venv.root, timeout=options.lock_timeout) as lock:
         run.lock_fd = lock.fileno()
         try:
-            result = _converge(run, root, state_dir, static)
+            result = _converge(run, venv, static)
         finally:
-            shutil.rmtree(os.path.join(state_dir, PYCACHE_DIR), ignore_errors=True)
+            shutil.rmtree(os.path.join(venv.state_dir, PYCACHE_DIR), ignore_errors=True)
     # Processes that still run the files this run replaced (or that an earlier one did): what a role restarts.
-    result["restart_needed"] = restart_needed(venv_processes(root, (swap_dir_of(root),)))
+    result["restart_needed"] = restart_needed(venv_processes(venv.root, (venv.swap_dir,)))
     return result
 
 
-def _converge(run, root: str, state_dir: str, static: FactsOptions) -> dict:
+def _converge(run, venv: VenvLayout, static: FactsOptions) -> dict:
     """Under the lock: recover, plan, run the batches (re-planning up to batches.MAX_ROUNDS times), report."""
-    runner = run.runner
-    recovered = recover(root, state_dir) or recover_swap(root, swap_dir_of(root), run.options.keep_previous)
+    runner, root, state_dir = run.runner, venv.root, venv.state_dir
+    recovered = recover(root, state_dir) or recover_swap(root, venv.swap_dir, run.options.keep_previous)
     loader = loader_config(runner, static.ld_library_path)  # the node's loader does not change during a run
     run.loader = loader
-    before = observe(static, runner, loader)
+    before = observe(static, runner, loader, layout=None if recovered else venv)  # a recovery may have put back another tree
     pycache = probe_pycache(before, state_dir)
     if pycache:
         run.options = dataclasses.replace(run.options, facts=dataclasses.replace(run.options.facts, pycache=pycache))
@@ -172,15 +172,16 @@ def _planned_from(obs: Observations) -> Observations:
     return dataclasses.replace(plain, options=_static_options(plain.options), gpu=None)
 
 
-def _check_result(options, obs, root, run) -> dict:
+def _check_result(options, obs, venv: VenvLayout, run) -> dict:
+    root = venv.root
     findings = diagnose(obs)
-    plan = guarded(run, obs, make_plan(obs, findings, options.desired), state_dir_of(root),
+    plan = guarded(run, obs, make_plan(obs, findings, options.desired), venv.state_dir,
                    lambda checked: {"changed": False, "plan": checked.as_dict(), "healthy": is_healthy(findings),
                                     "findings": [f.as_dict() for f in findings], "summary": summarize(findings),
                                     "batches": [], "recovered": None})
     strategy = swap_run.check_strategy(options, obs, root, plan)
-    pending = Journal(state_dir_of(root)).open_batch() if os.path.isdir(state_dir_of(root)) else None
-    swap_pending = pending_swap(swap_dir_of(root))
+    pending = Journal(venv.state_dir).open_batch() if os.path.isdir(venv.state_dir) else None
+    swap_pending = pending_swap(venv.swap_dir)
     result = {
         "changed": not plan.empty or pending is not None or swap_pending is not None,
         "plan": plan.as_dict(),

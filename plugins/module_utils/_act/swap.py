@@ -43,6 +43,7 @@ from ansible_collections.gpuops.cuda_venv.plugins.module_utils._act.journal impo
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._core.durable import fsync_dir, make_dirs
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._act.snapshot import Entry, link_or_copy, scan_tree
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._act.venv_lock import LOCK_NAME, STATE_DIR_MODE
+from ansible_collections.gpuops.cuda_venv.plugins.module_utils._read.venv_layout import swap_dir_of
 
 SWAP = "swap"
 IN_PLACE = "in_place"

@@ -27,7 +27,7 @@ from ansible_collections.gpuops.cuda_venv.plugins.module_utils._act.outcome impo
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._act.snapshot import scan_tree
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._act.swap import (
     IN_PLACE, NEXT_DIR, Strategy, SwapError, choose_strategy, dir_inode, discard, exchange, keep_generation, live_changes,
-    make_copy, measure_room, open_swap, rebase, rebase_argv, swap_back, swap_dir_of)
+    make_copy, measure_room, open_swap, rebase, rebase_argv, swap_back)
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._act.swap_paths import rewrite_copy_paths
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._act.venv_lock import ensure_state_dir
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._core.crash_points import crash_point
@@ -39,7 +39,7 @@ from ansible_collections.gpuops.cuda_venv.plugins.module_utils._decide.diagnose 
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._decide.plan import Plan
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._read.guard_state import read_guard
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._read.observe import observe, without_probe
-from ansible_collections.gpuops.cuda_venv.plugins.module_utils._read.venv_layout import STATE_DIR, state_dir_of
+from ansible_collections.gpuops.cuda_venv.plugins.module_utils._read.venv_layout import STATE_DIR, state_dir_of, swap_dir_of
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._verify.side_by_side import side_by_side
 
 # Inodes beyond the copy's directories and the files the plan writes: the state dirs, journals, temporary names.

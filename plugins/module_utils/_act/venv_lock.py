@@ -24,6 +24,7 @@ from typing import Callable, Optional
 
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._core.durable import make_dirs
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._core.errors import CudaVenvError
+from ansible_collections.gpuops.cuda_venv.plugins.module_utils._read.venv_layout import state_dir_of
 
 LOCK_NAME = "lock"
 STATE_DIR_MODE = 0o700
@@ -63,8 +64,8 @@ def describe_holder(holder: dict) -> str:
 def ensure_state_dir(state_dir: str) -> str:
     """Create the state dir (owner-only: the journal may name index URLs) and return it.
 
-    Creating it changes its parent's mtime: the parent (the venv root) gets its mtime back, so a repair
-    that ends rolled back leaves the venv's metadata as it found it.
+    Creating it changes its parent's mtime: the parent (the venv root; for the swap folder, the venv's own
+    parent) gets its mtime back, so a repair that ends rolled back leaves the venv's metadata as it found it.
     """
     if os.path.isdir(state_dir):
         return state_dir
@@ -77,24 +78,22 @@ def ensure_state_dir(state_dir: str) -> str:
 
 
 class VenvLock:
-    """Context manager: exclusive flock on ``<state_dir>/lock``.
+    """Context manager: exclusive flock on ``<venv>/.cuda_venv/lock`` of the venv root ``venv`` (named in messages).
 
     ``timeout`` 0 fails at once with LockBusy; otherwise poll until the deadline.
-    ``venv`` names the venv in messages (default: the state dir's parent).
     """
 
     def __init__(
         self,
-        state_dir: str,
+        venv: str,
         timeout: float = 0.0,
-        venv: Optional[str] = None,
         poll: float = 0.1,
         sleep: Callable[[float], None] = time.sleep,
     ) -> None:
-        self.state_dir = state_dir
-        self.path = os.path.join(state_dir, LOCK_NAME)
+        self.state_dir = state_dir_of(venv)
+        self.path = os.path.join(self.state_dir, LOCK_NAME)
         self.timeout = timeout
-        self.venv = venv or os.path.dirname(os.path.abspath(state_dir))
+        self.venv = venv
         self.poll = poll
         self._sleep = sleep
         self._fd = None  # type: Optional[int]

@@ -13,33 +13,12 @@ import os
 from typing import Dict, List
 
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._core import cuda_knowledge as cuda
-from ansible_collections.gpuops.cuda_venv.plugins.module_utils._core.errors import CudaVenvError
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._decide.contaminants import belonging, identical_everywhere
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._decide.findings import is_healthy, summarize
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._decide.guard import guard_facts
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._decide.history import history_of
-from ansible_collections.gpuops.cuda_venv.plugins.module_utils._decide.performance import compute_capability_problems, performance_facts
-from ansible_collections.gpuops.cuda_venv.plugins.module_utils._read.observe import FactsOptions, each_resolution
-from ansible_collections.gpuops.cuda_venv.plugins.module_utils._read.probe import library_path_problems
-from ansible_collections.gpuops.cuda_venv.plugins.module_utils._read.wheel_sources import WheelSources, WheelSourcesError
-
-
-def facts_options(params: dict) -> FactsOptions:
-    """The FactsOptions the facts module's params make (plugins/module_utils/_options.py); CudaVenvError names each bad one."""
-    problems = library_path_problems(params["ld_library_path"])
-    if params["probe_timeout"] <= 0:
-        problems.append("probe_timeout must be positive, got %s" % params["probe_timeout"])
-    problems.extend(compute_capability_problems(params["gpu_archs"]))
-    try:
-        sources = WheelSources(find_links=tuple(params["find_links"]), index_url=params["index_url"],
-                               extra_index_urls=tuple(params["extra_index_urls"]), no_index=params["no_index"])
-    except WheelSourcesError as exc:
-        problems.append(str(exc))
-    if problems:
-        raise CudaVenvError("; ".join(problems))
-    return FactsOptions(path=params["path"], anchor=params["anchor"], probe=params["probe"], verify=params["verify"],
-                        ld_library_path=tuple(params["ld_library_path"]), probe_timeout=params["probe_timeout"], gpu=params["gpu"],
-                        wheel_sources=sources, performance=True, gpu_archs=tuple(params["gpu_archs"]))
+from ansible_collections.gpuops.cuda_venv.plugins.module_utils._decide.performance import performance_facts
+from ansible_collections.gpuops.cuda_venv.plugins.module_utils._read.observe import each_resolution
 
 
 def report(obs, findings) -> dict:

@@ -40,7 +40,7 @@ from ansible_collections.gpuops.cuda_venv.plugins.module_utils._core.runner impo
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._read.runtime_routes import resolve_others
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._read.scripts import ScriptCheck, check_scripts
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._read.shadowing import Shadowed, find_shadowed
-from ansible_collections.gpuops.cuda_venv.plugins.module_utils._read.venv_layout import STATE_DIR, VenvLayout, read_layout, real_path
+from ansible_collections.gpuops.cuda_venv.plugins.module_utils._read.venv_layout import VenvLayout, read_layout, real_path
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._read.wheel_sources import SourceReading, WheelSources
 
 
@@ -122,13 +122,17 @@ class Observations:
         return path
 
 
-def observe(options: FactsOptions, runner: Runner, loader: Optional[LoaderConfig] = None) -> Observations:
+def observe(options: FactsOptions, runner: Runner, loader: Optional[LoaderConfig] = None,
+            layout: Optional[VenvLayout] = None) -> Observations:
     """Read the venv and its environment. Raises VenvError for a path that is not a venv.
 
     The import probe, when asked for, runs beside the reading of the disk (its own process) and is joined
     last. ``loader``: the node's loader configuration when the caller already has it (see loader_config).
+    ``layout``: the venv's layout when the caller has read it (the repair's request); one of another path than
+    ``options.path`` (a swap's copy) is not taken, that path's is read.
     """
-    layout = read_layout(options.path)
+    if layout is None or layout.root != os.path.normpath(options.path):
+        layout = read_layout(options.path)
     interpreter = query_interpreter(layout.python, runner)
     site_packages = _site_packages(layout, interpreter)
     dists = read_distributions(site_packages)
@@ -171,8 +175,7 @@ def _read_disk(options, layout, interpreter, site_packages, dists, module, loade
         majors=majors, objects=objects, unsafe_entries=unsafe, loader=loader, entry_points=entry_points,
         preloaded=preloaded, import_graph=import_graph, other_resolutions=other, requirements=requirements,
         probe=None, gpu=gpu, owner_index=owner_index, digests=digests, scripts=scripts, shadowed=shadowed,
-        guard=read_guard(os.path.join(layout.root, STATE_DIR)), stamps=read_stamps(dists, locations, stats),
-        performance=performance)
+        guard=read_guard(layout.state_dir), stamps=read_stamps(dists, locations, stats), performance=performance)
 
 
 def each_resolution(import_graph, other):

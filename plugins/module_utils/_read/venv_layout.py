@@ -37,13 +37,20 @@ def state_dir_of(root: str) -> str:
     return os.path.join(root, STATE_DIR)
 
 
+def swap_dir_of(root: str) -> str:
+    """Where a swap keeps its copy and the previous generations: ``<parent>/.<name>.cuda_venv``, beside the venv."""
+    parent, name = os.path.split(os.path.abspath(root).rstrip("/"))
+    return os.path.join(parent, ".%s.cuda_venv" % name)
+
+
 class VenvError(CudaVenvError):
     """A path that cannot be read as a virtual environment."""
 
 
 @dataclass(frozen=True)
 class VenvLayout:
-    """Where a venv keeps its interpreter and packages."""
+    """Where a venv keeps its interpreter, packages and the repair's state: the venv resolved once (read_layout),
+    taken by every layer that needs one of its paths."""
 
     root: str
     python: str
@@ -51,6 +58,14 @@ class VenvLayout:
     version: Optional[str]
     include_system_site_packages: bool
     site_packages: tuple
+
+    @property
+    def state_dir(self) -> str:
+        return state_dir_of(self.root)
+
+    @property
+    def swap_dir(self) -> str:
+        return swap_dir_of(self.root)
 
 
 def read_layout(path: str) -> VenvLayout:

@@ -24,7 +24,7 @@ import os
 import re
 import shutil
 import tempfile
-from dataclasses import dataclass, field, fields
+from dataclasses import dataclass, field
 from typing import Dict, List, Optional, Sequence, Tuple
 
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._core.durable import replace_file
@@ -192,16 +192,6 @@ class BenchmarkRequest:
     timeout: float = 600.0
     ld_library_path: Tuple[str, ...] = ()
     check_mode: bool = False  # measure and compare, write nothing
-
-    @classmethod
-    def from_params(cls, params: dict, check_mode: bool = False) -> "BenchmarkRequest":
-        """The request a module's params (its argument spec: plugins/module_utils/_options.py) make."""
-        spec = BenchmarkSpec(**{f.name: params[f.name] for f in fields(BenchmarkSpec)})
-        return cls(path=params["path"], spec=spec, command=tuple(params["command"]), command_regex=params["command_regex"],
-                   command_timeout=params["command_timeout"], baseline=params["baseline"], baseline_path=params["baseline_path"],
-                   save_path=params["save_path"], min_ratio=params["min_ratio"], repeats=params["repeats"],
-                   noise=params["noise"], require_gpu=params["require_gpu"],
-                   timeout=params["timeout"], ld_library_path=tuple(params["ld_library_path"]), check_mode=check_mode)
 
     def problems(self) -> List[str]:
         """Every problem with the request, each naming the bad value."""

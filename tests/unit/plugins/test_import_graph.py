@@ -1,7 +1,7 @@
 # -*- coding: utf-8 -*-
 # Copyright: (c) 2026, gpuops.cuda_venv contributors
 # GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
-"""The shape of plugins/: imports point down (core, read, decide, install, act), no cycle, no private reach.
+"""The shape of plugins/: imports point down (core, read, decide, install, act and verify, entry), no cycle, no private reach.
 
 The graph is read from the source with ast, every internal import resolved to the file it names.
 """
@@ -25,6 +25,7 @@ MAY_IMPORT = {
     "_install": {"_core", "_read", "_decide", "_install"},
     "_act": {"_core", "_read", "_decide", "_install", "_verify", "_act"},
     "_verify": {"_core", "_read", "_verify"},
+    "_entry": {"_core", "_read", "_decide", "_install", "_verify", "_act", "_entry"},
 }
 
 

@@ -1,7 +1,7 @@
 # -*- coding: utf-8 -*-
 # Copyright: (c) 2026, gpuops.cuda_venv contributors
 # GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
-"""Tests for _options: each module's spec from the shared entries, choices from the engine, no default shared."""
+"""Tests for _options: each module's spec (its entry in _entry/) from the shared entries, choices from the engine, no default shared."""
 
 from __future__ import annotations
 
@@ -9,12 +9,15 @@ from ansible_collections.gpuops.cuda_venv.plugins.module_utils import _options
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._act.swap import STRATEGIES
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._core.base_options import BASE, find_arguments, preflight_arguments
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._decide.plan import PRUNE_MODES
+from ansible_collections.gpuops.cuda_venv.plugins.module_utils._entry.benchmark_entry import benchmark_arguments
+from ansible_collections.gpuops.cuda_venv.plugins.module_utils._entry.facts_entry import facts_arguments
+from ansible_collections.gpuops.cuda_venv.plugins.module_utils._entry.repair_entry import repair_arguments
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._install.installers import BACKEND_KINDS
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._read.record_check import MODES
 
-FACTS = _options.facts_arguments()["argument_spec"]
-REPAIR = _options.repair_arguments()["argument_spec"]
-BENCHMARK = _options.benchmark_arguments()["argument_spec"]
+FACTS = facts_arguments()["argument_spec"]
+REPAIR = repair_arguments()["argument_spec"]
+BENCHMARK = benchmark_arguments()["argument_spec"]
 PREFLIGHT = preflight_arguments()["argument_spec"]
 FIND = find_arguments(("/a", "/b"))["argument_spec"]
 SPECS = (FACTS, REPAIR, BENCHMARK, PREFLIGHT, FIND)
@@ -40,15 +43,15 @@ def test_choices_are_the_engines():
 def test_no_two_specs_share_a_default_list():
     FACTS["ld_library_path"]["default"].append("/changed")
     try:
-        assert _options.facts_arguments()["argument_spec"]["ld_library_path"]["default"] == []
+        assert facts_arguments()["argument_spec"]["ld_library_path"]["default"] == []
         assert REPAIR["ld_library_path"]["default"] == BENCHMARK["ld_library_path"]["default"] == []
     finally:
         FACTS["ld_library_path"]["default"].remove("/changed")
 
 
 def test_module_keyword_arguments():
-    assert _options.benchmark_arguments()["mutually_exclusive"] == [("baseline", "baseline_path")]
-    for arguments in (_options.facts_arguments, _options.repair_arguments, _options.benchmark_arguments,
+    assert benchmark_arguments()["mutually_exclusive"] == [("baseline", "baseline_path")]
+    for arguments in (facts_arguments, repair_arguments, benchmark_arguments,
                       preflight_arguments, lambda: find_arguments(())):
         assert arguments()["supports_check_mode"] is True
     assert FIND == {"roots": dict(type="list", elements="path", default=["/a", "/b"]),

@@ -28,7 +28,7 @@ from ansible_collections.gpuops.cuda_venv.plugins.module_utils._act.venv_lock im
 from ansible_collections.gpuops.cuda_venv.tests.support.tree_digest import modify_tree
 
 root, state, ending = sys.argv[1:4]
-with VenvLock(state):
+with VenvLock(root):
     if ending == "recover":
         recover(root, state)
         sys.exit(0)

@@ -18,8 +18,8 @@ from ansible_collections.gpuops.cuda_venv.plugins.module_utils._read.observe imp
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._decide.plan import DesiredState
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._act.outcome import RepairFailed
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._act.repair import RepairOptions, repair
-from ansible_collections.gpuops.cuda_venv.plugins.module_utils._act.swap import NEXT_DIR, swap_dir_of
-from ansible_collections.gpuops.cuda_venv.plugins.module_utils._read.venv_layout import state_dir_of
+from ansible_collections.gpuops.cuda_venv.plugins.module_utils._act.swap import NEXT_DIR
+from ansible_collections.gpuops.cuda_venv.plugins.module_utils._read.venv_layout import read_layout, state_dir_of, swap_dir_of
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._act.facts import gather_facts
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._read.probe import IMPORT_SCRIPT
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._core.runner import SubprocessRunner
@@ -58,7 +58,7 @@ def test_a_baseline_test_that_raises_closes_the_first_batch_before_anything_chan
     before = tree_digest(str(venv))
     options = RepairOptions(facts=FactsOptions(path=str(venv), anchor="jax"), desired=DesiredState())
     with pytest.raises(OSError, match="Resource temporarily unavailable"):
-        repair(options, lambda _observed: _InstallerNeverCalled(), _FakeRunnerProbeRaises())
+        repair(options, read_layout(str(venv)), lambda _observed: _InstallerNeverCalled(), _FakeRunnerProbeRaises())
     assert tree_digest(str(venv)) == before
     journal = Journal(state_dir_of(str(venv)))
     assert journal.open_batch() is None
@@ -86,7 +86,7 @@ def test_a_batch_the_plan_does_not_have_fails_before_anything_changed(tmp_path, 
     before = tree_digest(str(venv))
     options = RepairOptions(facts=FactsOptions(path=str(venv), anchor="jax"), desired=DesiredState(), batch=batch)
     with pytest.raises(RepairFailed) as caught:
-        repair(options, lambda _observed: _InstallerNeverCalled(), SubprocessRunner())
+        repair(options, read_layout(str(venv)), lambda _observed: _InstallerNeverCalled(), SubprocessRunner())
     assert str(caught.value) == "batch %d does not exist: the plan has 1 batch(es)" % batch
     assert [[a["name"] for a in b["actions"]] for b in caught.value.result["plan"]["batches"]] == [["jaxlib"]]
     assert caught.value.result["batches"] == [] and caught.value.result["changed"] is False
@@ -99,7 +99,7 @@ def test_no_installer_backend_fails_before_anything_changed(tmp_path):
     before = tree_digest(str(venv))
     options = RepairOptions(facts=FactsOptions(path=str(venv), anchor="jax"), desired=DesiredState())
     with pytest.raises(RepairFailed) as caught:
-        repair(options, lambda _observed: None, SubprocessRunner())
+        repair(options, read_layout(str(venv)), lambda _observed: None, SubprocessRunner())
     assert str(caught.value) == "no installer backend"
     assert caught.value.result["batches"] == [] and caught.value.result["changed"] is False
     assert tree_digest(str(venv)) == before
@@ -124,7 +124,7 @@ def test_check_mode_with_facts_diagnoses_once_for_the_facts_and_the_plan(tmp_pat
     runner = _CountingRunner()
     options = RepairOptions(facts=FactsOptions(path=str(venv), anchor="jax"), desired=DesiredState(), check_mode=True,
                             report_facts=True)
-    result = repair(options, lambda _observed: _InstallerNeverCalled(), runner)
+    result = repair(options, read_layout(str(venv)), lambda _observed: _InstallerNeverCalled(), runner)
     assert runner.probes == 1
     facts = result["ansible_facts"]["cuda_venv"]
     module_facts = gather_facts(FactsOptions(path=str(venv), anchor="jax", performance=True), SubprocessRunner())
@@ -133,7 +133,7 @@ def test_check_mode_with_facts_diagnoses_once_for_the_facts_and_the_plan(tmp_pat
     assert facts == module_facts
     assert facts["probe"]["ok"] is True and facts["gpu"] is not None
     assert [[a["name"] for a in b["actions"]] for b in result["plan"]["batches"]] == [["jaxlib"]]
-    plain = repair(dataclasses.replace(options, report_facts=False), lambda _observed: _InstallerNeverCalled(), runner)
+    plain = repair(dataclasses.replace(options, report_facts=False), read_layout(str(venv)), lambda _observed: _InstallerNeverCalled(), runner)
     assert runner.probes == 1 and "ansible_facts" not in plain  # without facts: no probe at all
     assert {k: v for k, v in result.items() if k != "ansible_facts"} == plain
     assert tree_digest(str(venv)) == before and not os.path.exists(state_dir_of(str(venv)))
@@ -144,6 +144,6 @@ def test_check_mode_names_what_a_killed_swap_left_as_a_pending_recovery(tmp_path
     leftover = os.path.join(swap_dir_of(str(venv)), NEXT_DIR)
     os.makedirs(leftover)
     options = RepairOptions(facts=FactsOptions(path=str(venv), anchor="jax"), desired=DesiredState(), check_mode=True)
-    result = repair(options, lambda _observed: _InstallerNeverCalled(), SubprocessRunner())
+    result = repair(options, read_layout(str(venv)), lambda _observed: _InstallerNeverCalled(), SubprocessRunner())
     assert result["pending_recovery"] == "a leftover copy %s will be removed first" % leftover
     assert result["changed"] is True and os.path.isdir(leftover)

@@ -15,7 +15,8 @@ from ansible_collections.gpuops.cuda_venv.plugins.module_utils._act.journal impo
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._act.swap import (
     IN_PLACE, SWAP, Room, Strategy, SwapError, choose_strategy, dir_inode, exchange, exchange_atomically, finish_exchange,
     finish_missing_root, is_mount_point, keep_generation, make_copy, previous_generations, rebase, rebase_argv,
-    recover_swap, swap_dir_of)
+    recover_swap)
+from ansible_collections.gpuops.cuda_venv.plugins.module_utils._read.venv_layout import swap_dir_of
 from ansible_collections.gpuops.cuda_venv.tests.support import tree_digest as td
 
 ROOMY = Room(free_bytes=10 << 30, free_inodes=10 ** 6, need_bytes=1 << 20, need_inodes=100)
@@ -33,11 +34,6 @@ def venv(tmp_path):
     (state / "snapshots").mkdir()
     os.utime(str(root), ns=(td.BASE_MTIME_NS, td.BASE_MTIME_NS))
     return root
-
-
-def test_swap_dir_is_beside_the_venv():
-    assert swap_dir_of("/opt/venvs/train") == "/opt/venvs/.train.cuda_venv"
-    assert swap_dir_of("/opt/venvs/train/") == "/opt/venvs/.train.cuda_venv"
 
 
 def test_strategy_in_place_asked_for_is_used_without_checks(tmp_path):

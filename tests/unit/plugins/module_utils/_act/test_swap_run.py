@@ -10,7 +10,8 @@ import os
 
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._act.journal import Journal
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._act.repair import RepairOptions
-from ansible_collections.gpuops.cuda_venv.plugins.module_utils._act.swap import IN_PLACE, Strategy, open_swap, swap_dir_of
+from ansible_collections.gpuops.cuda_venv.plugins.module_utils._act.swap import IN_PLACE, Strategy, open_swap
+from ansible_collections.gpuops.cuda_venv.plugins.module_utils._read.venv_layout import swap_dir_of
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._act.swap_run import (
     SPARE_INODES, _close_failed, _Flow, _share_bytecode, _verification_problem, check_strategy, decide, plan_needs, plan_on_copy)
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._decide.plan import Action, Batch, DesiredState, Plan

@@ -33,18 +33,23 @@ lock.release()
 
 
 @pytest.fixture
-def state(tmp_path):
-    return str(tmp_path / "venv" / ".cuda_venv")
+def venv(tmp_path):
+    return str(tmp_path / "venv")
 
 
 @pytest.fixture
-def holder(state):
+def state(venv):
+    return os.path.join(venv, ".cuda_venv")
+
+
+@pytest.fixture
+def holder(venv):
     """Start a process holding the lock; yields it (stdin line releases it)."""
     procs = []
 
     def start(mode="plain"):
         proc = subprocess.Popen(
-            [sys.executable, "-c", HOLDER, state, mode], stdin=subprocess.PIPE, stdout=subprocess.PIPE, env=child_env(), universal_newlines=True
+            [sys.executable, "-c", HOLDER, venv, mode], stdin=subprocess.PIPE, stdout=subprocess.PIPE, env=child_env(), universal_newlines=True
         )
         procs.append(proc)
         return proc
@@ -56,8 +61,8 @@ def holder(state):
         proc.wait()
 
 
-def test_lock_writes_holder_and_clears_it_on_release(state):
-    with VenvLock(state) as lock:
+def test_lock_writes_holder_and_clears_it_on_release(venv, state):
+    with VenvLock(venv) as lock:
         assert lock.held
         holder = read_holder(os.path.join(state, "lock"))
         assert sorted(holder) == ["host", "pid", "since"]
@@ -69,13 +74,12 @@ def test_lock_writes_holder_and_clears_it_on_release(state):
     assert stat.S_IMODE(os.stat(os.path.join(state, "lock")).st_mode) == 0o600
 
 
-def test_second_process_gets_lock_busy_at_once(state, holder):
+def test_second_process_gets_lock_busy_at_once(venv, state, holder):
     proc = holder()
     assert proc.stdout.readline() == "held\n"
     since = read_holder(os.path.join(state, "lock"))["since"]
     with pytest.raises(LockBusy) as err:
-        VenvLock(state).acquire()
-    venv = os.path.dirname(state)
+        VenvLock(venv).acquire()
     assert str(err.value) == "venv %s is being repaired by pid %d on %s since %s; retry later or raise lock_timeout" % (
         venv,
         proc.pid,
@@ -85,7 +89,7 @@ def test_second_process_gets_lock_busy_at_once(state, holder):
     assert err.value.holder["pid"] == proc.pid
 
 
-def test_with_a_timeout_the_lock_is_taken_once_the_holder_releases(state, holder):
+def test_with_a_timeout_the_lock_is_taken_once_the_holder_releases(venv, holder):
     proc = holder()
     assert proc.stdout.readline() == "held\n"
     naps = []
@@ -96,59 +100,59 @@ def test_with_a_timeout_the_lock_is_taken_once_the_holder_releases(state, holder
         proc.stdin.flush()
         proc.wait()
 
-    with VenvLock(state, timeout=30, sleep=sleep) as lock:
+    with VenvLock(venv, timeout=30, sleep=sleep) as lock:
         assert read_holder(lock.path)["pid"] == os.getpid()
     assert naps == [0.1]
 
 
-def test_timeout_expires_with_lock_busy_naming_the_wait(state, holder):
+def test_timeout_expires_with_lock_busy_naming_the_wait(venv, holder):
     proc = holder()
     assert proc.stdout.readline() == "held\n"
     with pytest.raises(LockBusy) as err:
-        VenvLock(state, timeout=0.3, poll=0.05).acquire()
+        VenvLock(venv, timeout=0.3, poll=0.05).acquire()
     assert re.search(r"; waited [0-9.]+s; retry later or raise lock_timeout$", str(err.value))
 
 
-def test_a_killed_holder_leaves_no_stale_lock(state, holder):
+def test_a_killed_holder_leaves_no_stale_lock(venv, state, holder):
     proc = holder()
     assert proc.stdout.readline() == "held\n"
     proc.send_signal(signal.SIGKILL)
     proc.wait()
     assert read_holder(os.path.join(state, "lock"))["pid"] == proc.pid  # its record is still there
-    with VenvLock(state) as lock:
+    with VenvLock(venv) as lock:
         assert read_holder(lock.path)["pid"] == os.getpid()
 
 
-def test_an_installer_that_inherited_the_lock_keeps_it_after_its_parent_dies(state, holder):
+def test_an_installer_that_inherited_the_lock_keeps_it_after_its_parent_dies(venv, holder):
     proc = holder("spawn")
     installer = int(proc.stdout.readline())
     assert proc.stdout.readline() == "held\n"
     proc.send_signal(signal.SIGKILL)
     proc.wait()
     with pytest.raises(LockBusy) as err:
-        VenvLock(state).acquire()
+        VenvLock(venv).acquire()
     assert "by pid %d on %s since " % (proc.pid, socket.gethostname()) in str(err.value)
     assert "(that pid has exited; a process it started still holds the lock)" in str(err.value)
     os.kill(installer, signal.SIGKILL)
     # An exited process holds no descriptors, reaped or not; the poll only covers the kill's delivery.
-    with VenvLock(state, timeout=30, poll=0.01):
+    with VenvLock(venv, timeout=30, poll=0.01):
         pass
 
 
-def test_unknown_holder_and_misuse(state):
+def test_unknown_holder_and_misuse(venv, state):
     os.makedirs(state)
     with open(os.path.join(state, "lock"), "w", encoding="utf-8") as handle:
         handle.write('{"pid": 1')  # half-written record
     assert read_holder(os.path.join(state, "lock")) == {}
-    first = VenvLock(state).acquire()
+    first = VenvLock(venv).acquire()
     try:
         with pytest.raises(ValueError):
             first.acquire()
         with open(first.path, "w", encoding="utf-8") as handle:
             json.dump([], handle)
         with pytest.raises(LockBusy) as err:
-            VenvLock(state, venv="/srv/venv").acquire()
-        assert str(err.value) == "venv /srv/venv is being repaired by an unknown process; retry later or raise lock_timeout"
+            VenvLock(venv).acquire()
+        assert str(err.value) == "venv %s is being repaired by an unknown process; retry later or raise lock_timeout" % venv
     finally:
         first.release()
     first.release()  # releasing twice is harmless
@@ -161,5 +165,5 @@ def test_a_lock_that_cannot_be_created_names_the_path(tmp_path):
     venv.write_text("not a directory")
     state = str(venv / ".cuda_venv")
     with pytest.raises(LockError) as err:
-        VenvLock(state).acquire()
+        VenvLock(str(venv)).acquire()
     assert str(err.value) == "cannot create the lock %s/lock for venv %s: Not a directory; run as the venv's owner" % (state, venv)

@@ -1,19 +1,14 @@
 # -*- coding: utf-8 -*-
 # Copyright: (c) 2026, gpuops.cuda_venv contributors
 # GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
-"""Tests for facts_report: the module's params made into FactsOptions; the shape of ansible_facts.cuda_venv from literal Observations."""
+"""Tests for facts_report: the shape of ansible_facts.cuda_venv from literal Observations."""
 
 from __future__ import annotations
 
 from dataclasses import replace
 
-import pytest
-
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._decide.diagnose import diagnose
-from ansible_collections.gpuops.cuda_venv.plugins.module_utils._core.errors import CudaVenvError
-from ansible_collections.gpuops.cuda_venv.plugins.module_utils._decide.facts_report import facts_options, report
-from ansible_collections.gpuops.cuda_venv.plugins.module_utils._read.observe import FactsOptions
-from ansible_collections.gpuops.cuda_venv.plugins.module_utils._read.wheel_sources import WheelSources
+from ansible_collections.gpuops.cuda_venv.plugins.module_utils._decide.facts_report import report
 from ansible_collections.gpuops.cuda_venv.tests.unit.plugins.module_utils import observations as O
 from ansible_collections.gpuops.cuda_venv.tests.unit.plugins.module_utils.observations import (
     GLOBAL_DEPS, GUTTED_ERROR, ROOT, SITE, TORCH_C, TORCH_CUDA, found)
@@ -178,28 +173,3 @@ def test_loaded_library_of_one_owner_and_of_none():
     assert facts(O.healthy(probe=probe))["probe"]["loaded"] == [  # by path: /proc/self/maps's order changes
         {"path": "/lib/x86_64-linux-gnu/libm.so.6", "distribution": None},
         {"path": SITE + "/nvidia/nccl/lib/libnccl.so.2", "distribution": "nvidia-nccl-cu12 2.27.5"}]
-
-
-# --- facts_options: the module's params ---------------------------------------------------------------------------
-
-PARAMS = dict(path="/v", anchor="jax", probe=False, probe_timeout=30.0, verify="hash", ld_library_path=["/usr/local/cuda/lib64"],
-              gpu=False, find_links=["/wh"], index_url=None, extra_index_urls=[], no_index=True, gpu_archs=["8.0", "12.1"])
-
-
-def test_facts_options_take_every_param():
-    assert facts_options(PARAMS) == FactsOptions(path="/v", anchor="jax", probe=False, verify="hash",
-                                                 ld_library_path=("/usr/local/cuda/lib64",), probe_timeout=30.0, gpu=False,
-                                                 wheel_sources=WheelSources(find_links=("/wh",), no_index=True),
-                                                 performance=True, gpu_archs=("8.0", "12.1"))
-
-
-def test_facts_options_name_every_bad_param():
-    with pytest.raises(CudaVenvError) as caught:
-        facts_options(dict(PARAMS, probe_timeout=0.0, ld_library_path=["lib", "/ok"], index_url="https://h/simple",
-                           gpu_archs=["9.0", "sm_90", "90"]))
-    assert str(caught.value) == ("ld_library_path entry 'lib' is not an absolute folder path; "
-                                 "probe_timeout must be positive, got 0.0; gpu_archs: 'sm_90' is not a compute capability such as "
-                                 "'8.0' or '9.0'; gpu_archs: '90' is not a compute capability such as '8.0' or '9.0'; "
-                                 "wheel sources set no_index together with "
-                                 "index_url or extra_index_urls: keep one of them")
-    assert caught.value.result == {}

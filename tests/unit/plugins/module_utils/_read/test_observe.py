@@ -12,6 +12,7 @@ import pytest
 
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._core.runner import SubprocessRunner
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._read.loader import build_config
+from ansible_collections.gpuops.cuda_venv.plugins.module_utils._read.venv_layout import VenvError, read_layout
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._read.observe import (
     FactsOptions, _entry_points, import_name, observe, torch_preload)
 from ansible_collections.gpuops.cuda_venv.tests.unit.plugins.module_utils import observations as O
@@ -165,3 +166,16 @@ def test_owner_index_of_a_venv_behind_a_symlink_answers_for_both_paths(tmp_path)
     obs = _observe(link)
     assert [d.label for d in obs.owners_of(link + "/lib/python3.12/site-packages/demo/lib.so")] == ["demo 1.0"]
     assert [d.label for d in obs.owners_of(venv + "/lib/python3.12/site-packages/demo/lib.so")] == ["demo 1.0"]
+
+
+def test_a_layout_already_read_is_taken_and_one_of_another_path_is_not(tmp_path):
+    """The repair reads pyvenv.cfg once: observe() takes that layout and does not parse the file again."""
+    venv = _disk_venv(tmp_path)
+    other = _disk_venv(tmp_path / "other")
+    layout = read_layout(venv)
+    os.remove(os.path.join(venv, "pyvenv.cfg"))
+    options = FactsOptions(path=venv, probe=False, gpu=False)
+    obs = observe(options, SubprocessRunner(), loader=build_config(), layout=layout)
+    assert obs.layout is layout and obs.layout.version == "3.12.1"
+    with pytest.raises(VenvError, match="^path %s is not a venv: no pyvenv.cfg$" % venv):
+        observe(options, SubprocessRunner(), loader=build_config(), layout=read_layout(other))

@@ -13,7 +13,7 @@ import sys
 import pytest
 
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._read.venv_layout import (
-    VenvError, VenvLayout, confine, read_layout, real_path, state_dir_of)
+    VenvError, VenvLayout, confine, read_layout, real_path, state_dir_of, swap_dir_of)
 
 VENV_CFG = "home = /usr/bin\ninclude-system-site-packages = false\nversion = 3.12.1\nexecutable = /usr/bin/python3.12\n"
 
@@ -157,3 +157,13 @@ def test_real_path_agrees_with_realpath_and_resolves_each_folder_once(tmp_path):
 
 def test_state_dir_lives_in_the_venv():
     assert state_dir_of("/venvs/train") == "/venvs/train/.cuda_venv"
+
+
+def test_swap_dir_is_beside_the_venv():
+    assert swap_dir_of("/opt/venvs/train") == "/opt/venvs/.train.cuda_venv"
+    assert swap_dir_of("/opt/venvs/train/") == "/opt/venvs/.train.cuda_venv"
+
+
+def test_a_layout_names_the_state_and_swap_folders_of_its_root(tmp_path):
+    layout = read_layout(make_venv_tree(str(tmp_path / "train")) + "/")
+    assert (layout.state_dir, layout.swap_dir) == (str(tmp_path / "train" / ".cuda_venv"), str(tmp_path / ".train.cuda_venv"))

@@ -275,18 +275,6 @@ def empty_result(**changes):
     return result
 
 
-def test_request_from_params_takes_every_option():
-    params = dict(path="/v", matmul_size=1000, matmul_iterations=10, warmup_iterations=3, copy_mib=100, copy_iterations=4, device=1,
-                  command=["/v/bin/python", "step.py"], command_regex="x ([0-9]+)", command_timeout=60.0, baseline=None,
-                  baseline_path="/b.json", save_path="/s.json", min_ratio=0.9, repeats=5, noise=0.03, require_gpu=True, timeout=30.0,
-                  ld_library_path=["/usr/local/cuda/lib64"])
-    assert B.BenchmarkRequest.from_params(params, check_mode=True) == B.BenchmarkRequest(
-        path="/v", spec=B.BenchmarkSpec(1000, 10, 3, 100, 4, 1), command=("/v/bin/python", "step.py"), command_regex="x ([0-9]+)",
-        command_timeout=60.0, baseline=None, baseline_path="/b.json", save_path="/s.json", min_ratio=0.9, repeats=5, noise=0.03,
-        require_gpu=True,
-        timeout=30.0, ld_library_path=("/usr/local/cuda/lib64",), check_mode=True)
-
-
 def test_request_problems_name_each_bad_value_in_order():
     request = B.BenchmarkRequest(path="/v", spec=B.BenchmarkSpec(copy_mib=0), timeout=0, command_timeout=-1.0, min_ratio=0,
                                  repeats=0, noise=1.0, command_regex="(a)(b)", ld_library_path=("lib", "/a:/b", "/ok"))

@@ -1,11 +1,12 @@
 # -*- coding: utf-8 -*-
 # Copyright: (c) 2026, gpuops.cuda_venv contributors
 # GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
-"""The repair module's params made into one repair: checked, turned into RepairOptions, run, secrets kept out.
+"""The cuda_venv_repair module's entry: its argument spec, and its params made into one repair: checked, the venv's
+layout read once, turned into RepairOptions, run, secrets kept out.
 
 Private to the gpuops.cuda_venv collection: not a public API.
 
-The params are those of the argument spec in plugins/module_utils/_options.py (``repair_arguments``).
+The options' documentation is the module's DOCUMENTATION and plugins/doc_fragments/venv.py.
 """
 
 from __future__ import annotations
@@ -15,15 +16,19 @@ from typing import List
 
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._act.venv_guard import GuardOptions
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._act.repair import RepairOptions, repair
-from ansible_collections.gpuops.cuda_venv.plugins.module_utils._act.swap import IN_PLACE, finish_missing_root
+from ansible_collections.gpuops.cuda_venv.plugins.module_utils._act.swap import IN_PLACE, STRATEGIES, finish_missing_root
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._core.errors import CudaVenvError
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._core.names import DISTRIBUTION_NAME
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._core.redact import redact
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._core.runner import Runner
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._decide.performance import compute_capability_problems
-from ansible_collections.gpuops.cuda_venv.plugins.module_utils._decide.plan import DesiredState
+from ansible_collections.gpuops.cuda_venv.plugins.module_utils._decide.plan import PRUNE_MODES, DesiredState
+from ansible_collections.gpuops.cuda_venv.plugins.module_utils._entry.benchmark_entry import benchmark_request, measuring
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._install.install_guard import InstallCheck
-from ansible_collections.gpuops.cuda_venv.plugins.module_utils._install.installers import WheelSources, recorded_installer, select_backend
+from ansible_collections.gpuops.cuda_venv.plugins.module_utils._install.installers import (
+    BACKEND_KINDS, WheelSources, recorded_installer, select_backend)
+from ansible_collections.gpuops.cuda_venv.plugins.module_utils._options import WHEEL_SOURCES, shared
+from ansible_collections.gpuops.cuda_venv.plugins.module_utils._read.guard_state import UV_CONFIG_KINDS
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._read.observe import FactsOptions
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._read.probe import library_path_problems
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._read.requirements import parse_requirement
@@ -33,6 +38,41 @@ from ansible_collections.gpuops.cuda_venv.plugins.module_utils._verify.side_by_s
 
 # What remove and anchor may hold: a distribution name, never an installer option or a shell word.
 _NAME = re.compile(r"^%s$" % DISTRIBUTION_NAME)
+# probe_timeout: longer than the facts' (_entry/facts_entry.py): it also bounds probe_command, a check of the user's own.
+REPAIR_PROBE_TIMEOUT = 300
+
+
+def repair_arguments() -> dict:
+    """AnsibleModule's keyword arguments for cuda_venv_repair."""
+    spec = dict(
+        **shared("path", "anchor"),
+        packages=dict(type="list", elements="str", default=[]),
+        remove=dict(type="list", elements="str", default=[]),
+        prune=dict(type="str", choices=list(PRUNE_MODES), default="cuda"),
+        revert_edits=dict(type="bool", default=False),
+        **shared(*WHEEL_SOURCES),
+        with_dependencies=dict(type="bool", default=False),
+        backend=dict(type="str", choices=list(BACKEND_KINDS), default="auto"),
+        uv_executable=dict(type="path"),
+        batch_size=dict(type="int", default=4),
+        batch=dict(type="int"),
+        **shared("probe"),
+        probe_command=dict(type="list", elements="str", default=[]),
+        probe_timeout=dict(type="float", default=REPAIR_PROBE_TIMEOUT),
+        installer_timeout=dict(type="float", default=3600),
+        lock_timeout=dict(type="float", default=0),
+        **shared("verify", "ld_library_path"),
+        strategy=dict(type="str", choices=list(STRATEGIES), default="auto"),
+        keep_previous=dict(type="int", default=1),
+        swap_back=dict(type="bool", default=False),
+        verify_before_swap=dict(type="bool", default=False),
+        benchmark=dict(type="dict", options=measuring(SWAP_MIN_RATIO)),
+        guard=dict(type="bool", default=False),
+        guard_uv_config=dict(type="str", choices=list(UV_CONFIG_KINDS), default="none"),
+        facts=dict(type="bool", default=False),
+        **shared("gpu_archs"),
+    )
+    return dict(argument_spec=spec, supports_check_mode=True)
 
 
 def request_problems(params: dict) -> List[str]:
@@ -71,8 +111,8 @@ def swap_benchmark(params: dict) -> BenchmarkRequest:
     """What verify_before_swap measures: the ``benchmark`` option (the engine's defaults when not given) on the live venv."""
     if not params["benchmark"]:
         return BenchmarkRequest(path=params["path"], ld_library_path=tuple(params["ld_library_path"]), min_ratio=SWAP_MIN_RATIO)
-    return BenchmarkRequest.from_params(dict(params["benchmark"], path=params["path"], ld_library_path=params["ld_library_path"],
-                                             baseline=None, baseline_path=None, save_path=None, require_gpu=False))
+    return benchmark_request(dict(params["benchmark"], path=params["path"], ld_library_path=params["ld_library_path"],
+                                  baseline=None, baseline_path=None, save_path=None, require_gpu=False))
 
 
 def repair_from_params(params: dict, runner: Runner, check_mode: bool = False, diff: bool = False) -> dict:
@@ -114,6 +154,6 @@ def repair_from_params(params: dict, runner: Runner, check_mode: bool = False, d
             strategy=params["strategy"], keep_previous=params["keep_previous"], swap_back=params["swap_back"],
             guard=GuardOptions(enabled=params["guard"], uv_config=params["guard_uv_config"]), report_facts=params["facts"],
             verify_before_swap=swap_benchmark(dict(params, path=layout.root)) if params["verify_before_swap"] else None)
-        return repair(options, make_backend, runner, secrets)
+        return repair(options, layout, make_backend, runner, secrets)
     except CudaVenvError as exc:
         raise CudaVenvError(redact(str(exc), secrets), exc.result) from None

@@ -1,16 +1,16 @@
 # -*- coding: utf-8 -*-
 # Copyright: (c) 2026, gpuops.cuda_venv contributors
 # GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
-"""Tests for request: the repair module's params checked (each bad value named) and made into one repair."""
+"""Tests for repair_entry: the repair module's params checked (each bad value named) and made into one repair."""
 
 from __future__ import annotations
 
 import pytest
 
-from ansible_collections.gpuops.cuda_venv.plugins.module_utils._act.request import repair_from_params, request_problems, swap_benchmark
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._core.errors import CudaVenvError
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._core.runner import SubprocessRunner
-from ansible_collections.gpuops.cuda_venv.plugins.module_utils._options import repair_arguments
+from ansible_collections.gpuops.cuda_venv.plugins.module_utils._entry.repair_entry import (
+    repair_arguments, repair_from_params, request_problems, swap_benchmark)
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._verify.benchmark import BenchmarkRequest
 
 NAME_RULE = "letters, digits, '.', '_' and '-' only"

@@ -1,0 +1,52 @@
+# -*- coding: utf-8 -*-
+# Copyright: (c) 2026, gpuops.cuda_venv contributors
+# GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
+"""The cuda_venv_facts module's entry: its argument spec and its params checked and made into FactsOptions.
+
+Private to the gpuops.cuda_venv collection: not a public API.
+
+The options' documentation is the module's DOCUMENTATION and plugins/doc_fragments/venv.py.
+"""
+
+from __future__ import annotations
+
+from ansible_collections.gpuops.cuda_venv.plugins.module_utils._core.errors import CudaVenvError
+from ansible_collections.gpuops.cuda_venv.plugins.module_utils._decide.performance import compute_capability_problems
+from ansible_collections.gpuops.cuda_venv.plugins.module_utils._options import WHEEL_SOURCES, shared
+from ansible_collections.gpuops.cuda_venv.plugins.module_utils._read.observe import FactsOptions
+from ansible_collections.gpuops.cuda_venv.plugins.module_utils._read.probe import library_path_problems
+from ansible_collections.gpuops.cuda_venv.plugins.module_utils._read.wheel_sources import WheelSources, WheelSourcesError
+
+# probe_timeout: the repair's is longer (_entry/repair_entry.py): it also bounds probe_command, a check of the user's own.
+FACTS_PROBE_TIMEOUT = 120
+
+
+def facts_arguments() -> dict:
+    """AnsibleModule's keyword arguments for cuda_venv_facts."""
+    spec = dict(
+        **shared("path", "anchor", "probe"),
+        probe_timeout=dict(type="float", default=FACTS_PROBE_TIMEOUT),
+        **shared("verify", "ld_library_path"),
+        gpu=dict(type="bool", default=True),
+        **shared(*WHEEL_SOURCES),
+        **shared("gpu_archs"),
+    )
+    return dict(argument_spec=spec, supports_check_mode=True)
+
+
+def facts_options(params: dict) -> FactsOptions:
+    """The FactsOptions the facts module's params make; CudaVenvError names each bad one."""
+    problems = library_path_problems(params["ld_library_path"])
+    if params["probe_timeout"] <= 0:
+        problems.append("probe_timeout must be positive, got %s" % params["probe_timeout"])
+    problems.extend(compute_capability_problems(params["gpu_archs"]))
+    try:
+        sources = WheelSources(find_links=tuple(params["find_links"]), index_url=params["index_url"],
+                               extra_index_urls=tuple(params["extra_index_urls"]), no_index=params["no_index"])
+    except WheelSourcesError as exc:
+        problems.append(str(exc))
+    if problems:
+        raise CudaVenvError("; ".join(problems))
+    return FactsOptions(path=params["path"], anchor=params["anchor"], probe=params["probe"], verify=params["verify"],
+                        ld_library_path=tuple(params["ld_library_path"]), probe_timeout=params["probe_timeout"], gpu=params["gpu"],
+                        wheel_sources=sources, performance=True, gpu_archs=tuple(params["gpu_archs"]))
