@@ -98,8 +98,10 @@ def kernel_findings(obs) -> List[Finding]:
                 "it was built for." % (owner, ", ".join("sm_%s" % cc.replace(".", "") for cc in missing)),
                 dict(details, compute_capabilities=missing)))
         if jit:
+            # NVIDIA's own libraries ship PTX for newer GPUs by design (cuFile 1.15: SASS to sm_86, PTX compute_86)
+            toolkit = any(o.key.startswith("nvidia-") for o in obs.owners_of(ext.path))
             findings.append(Finding(
-                F.KERNELS_PTX_ONLY, F.WARNING, subject,
+                F.KERNELS_PTX_ONLY, F.INFO if toolkit else F.WARNING, subject,
                 "%s (%s) has no machine code for compute capability %s, only PTX (it carries %s): the driver "
                 "compiles its kernels at first load (a slow start; cached in ~/.nv/ComputeCache)." % (
                     subject, owner, ", ".join(jit), has),

@@ -17,6 +17,10 @@ Some libraries keep their kernels elsewhere and load them themselves: cuFFT 12.0
 (measured on the real wheel). When a library's other data sections are far larger than its ``.nv_fatbin``
 (ELSEWHERE_RATIO, at least ELSEWHERE_MIN bytes), they are searched for containers too, chunk by chunk, and what they
 hold counts (``elsewhere``: the containers found there). torch's 915 MB ``.nv_fatbin`` is never the case.
+
+A small machine-code entry that is a plain cubin (an ELF file) with no ``.text.<kernel>`` section holds no kernel:
+libcufftw's only entry is such a 1,904-byte sm_75 cubin (it calls cuFFT's kernels). Such entries (``empty``) give no
+architecture: a library with nothing else has no kernels to judge. Only payloads up to EMPTY_PROBE bytes are read.
 """
 
 from __future__ import annotations
@@ -33,6 +37,7 @@ ELSEWHERE = (".ldata", ".lrodata", ".rodata", ".data.rel.ro", ".data")  # where 
 ELSEWHERE_MIN = 1 << 20
 ELSEWHERE_RATIO = 16
 _CHUNK = 8 << 20
+EMPTY_PROBE = 16 << 10
 MAGIC = 0xBA55ED50
 KIND_PTX = 1
 KIND_SASS = 2
@@ -58,11 +63,12 @@ class Kernels:
     flags: Dict[str, Tuple[int, ...]] = field(default_factory=dict)  # "sm_90" / "compute_90" -> flag values seen
     problem: Optional[str] = None
     elsewhere: int = 0  # containers found in other data sections (ELSEWHERE)
+    empty: int = 0  # machine-code entries without a kernel (cubins with no .text.<kernel> section)
 
     def as_dict(self) -> dict:
         return {"sass": [arch_name(a) for a in self.sass], "ptx": [arch_name(a, ptx=True) for a in self.ptx],
                 "section_size": self.section_size, "containers": self.containers, "entries": self.entries,
-                "elsewhere": self.elsewhere,
+                "elsewhere": self.elsewhere, "empty": self.empty,
                 "flags": {k: ["0x%x" % v for v in vals] for k, vals in sorted(self.flags.items())},
                 "problem": self.problem}
 
@@ -99,7 +105,7 @@ def kernels_of(read_at: Callable[[int, int], bytes]) -> Optional[Kernels]:
             _search(read_at, offset, length, found)
         found.elsewhere = found.containers - containers
     return Kernels(tuple(sorted(found.sass)), tuple(sorted(found.ptx)), size, found.containers, found.entries,
-                   {k: tuple(sorted(v)) for k, v in found.flags.items()}, found.problem, found.elsewhere)
+                   {k: tuple(sorted(v)) for k, v in found.flags.items()}, found.problem, found.elsewhere, found.empty)
 
 
 class _Found:
@@ -107,7 +113,7 @@ class _Found:
 
     def __init__(self):
         self.sass, self.ptx, self.flags = set(), set(), {}
-        self.containers = self.entries = self.elsewhere = 0
+        self.containers = self.entries = self.elsewhere = self.empty = 0
         self.problem: Optional[str] = None
 
 
@@ -140,6 +146,10 @@ def _entries(read_at, entry: int, stop: int, start: int, found: _Found) -> Optio
             return "unreadable entry at byte %d of the section (kind %d, header %d)" % (entry - start, kind, entry_header)
         arch, = struct.unpack_from("<I", head, _ARCH_AT)
         flag, = struct.unpack_from("<I", head, _FLAGS_AT)
+        if kind == KIND_SASS and payload <= EMPTY_PROBE and _kernelless(read_at(entry + entry_header, payload)):
+            found.empty += 1
+            entry += entry_header + payload
+            continue
         (found.ptx if kind == KIND_PTX else found.sass).add(arch)
         found.flags.setdefault(arch_name(arch, kind == KIND_PTX), set()).add(flag)
         found.entries += 1
@@ -147,6 +157,11 @@ def _entries(read_at, entry: int, stop: int, start: int, found: _Found) -> Optio
             return "more than %d entries" % _MAX_ENTRIES
         entry += entry_header + payload
     return None
+
+
+def _kernelless(payload: bytes) -> bool:
+    """A plain cubin (not compressed) whose section names hold no ``.text.`` (kernels live in ``.text.<name>``)."""
+    return payload.startswith(b"\x7fELF") and b".text." not in payload
 
 
 def _search(read_at, start: int, size: int, found: _Found) -> None:
@@ -172,13 +187,14 @@ def _search(read_at, start: int, size: int, found: _Found) -> None:
         if version != 1 or header_size != _CONTAINER.size or not 0 < body <= end - at - header_size:
             continue
         trial = _Found()
-        if _entries(read_at, at + header_size, at + header_size + body, start, trial) is None and trial.entries:
+        if _entries(read_at, at + header_size, at + header_size + body, start, trial) is None and (trial.entries or trial.empty):
             found.sass |= trial.sass
             found.ptx |= trial.ptx
             for name, values in trial.flags.items():
                 found.flags.setdefault(name, set()).update(values)
             found.containers += 1
             found.entries += trial.entries
+            found.empty += trial.empty
             pos = at + header_size + body
 
 

@@ -94,6 +94,14 @@ def test_ptx_only_is_a_warning_and_nvml_devices_are_the_targets():
         ("cupy/_core/core.so", {"9.0": PTX}), ("sgl_kernel/flash_ops.abi3.so", {"9.0": SASS})]
 
 
+def test_ptx_only_in_a_library_of_nvidias_own_wheels_is_info():
+    """cuFile 1.15 (nvidia-cufile) ships SASS up to sm_86 and PTX compute_86 by design (measured on the H200 image)."""
+    cufile = O.dist("nvidia-cufile", "1.15.1.6", ["nvidia/cu13/lib/libcufile.so.0"])
+    obs = _with(_reading([Extension(O.sp("nvidia/cu13/lib/libcufile.so.0"), PTX_ONLY)]), gpu_archs=("9.0",),
+                obs=O.healthy(add=[cufile]))
+    assert _codes(performance_findings(obs)) == [(F.KERNELS_PTX_ONLY, F.INFO, "nvidia/cu13/lib/libcufile.so.0")]
+
+
 def test_gpu_archs_win_over_nvml_and_nothing_is_judged_without_either():
     gpu = dict(O.gpu("13.0"), devices=[{"index": 0, "name": "NVIDIA H200", "compute_capability": "9.0"}])
     reading = _reading([Extension(FLASH_OPS, FLASH)])

@@ -34,7 +34,7 @@ def test_read_kernels_of_a_gcc_built_object(tmp_path):
     assert kernels.as_dict() == {
         "sass": ["sm_80", "sm_86", "sm_90"], "ptx": ["compute_90"], "section_size": len(FLASH_OPS), "containers": 2,
         "entries": 7, "flags": {"compute_90": ["0x11"], "sm_80": ["0x11"], "sm_86": ["0x11"], "sm_90": ["0x100011", "0x108011"]},
-        "problem": None, "elsewhere": 0}
+        "problem": None, "elsewhere": 0, "empty": 0}
 
 
 def _with_ldata(tmp_path, ldata: bytes):
@@ -56,6 +56,28 @@ def test_kernels_a_library_keeps_in_its_large_data_sections_count(tmp_path):
     kernels = read_kernels(_with_ldata(tmp_path, ldata))
     assert (kernels.sass, kernels.ptx, kernels.containers, kernels.elsewhere, kernels.problem) == (
         (75, 90, 100), (90,), 3, 2, None)
+
+
+def _cubin_entry(arch: int, names: bytes) -> bytes:
+    """A machine-code entry whose payload is a plain cubin: an ELF file whose section names are ``names``."""
+    payload = b"\x7fELF\x02\x01\x01" + bytes(57) + names + bytes(64)
+    head = bytearray(64)
+    struct.pack_into("<HHIQ", head, 0, SASS, 0x0101, 64, len(payload))
+    struct.pack_into("<I", head, 28, arch)
+    struct.pack_into("<I", head, 40, 0x11)
+    return bytes(head) + payload
+
+
+@requires_gcc
+def test_a_cubin_without_a_kernel_section_gives_no_architecture(tmp_path):
+    """libcufftw's only entry: a 1,904-byte sm_75 cubin with .nv.info sections and no .text.<kernel> (measured)."""
+    empty = _cubin_entry(75, b"\0.shstrtab\0.nv.info\0.nv.callgraph\0.nv.rel.action\0")
+    kernel = _cubin_entry(80, b"\0.shstrtab\0.nv.info\0.text.cuFileCopyGpu\0.nv.info.cuFileCopyGpu\0")
+    wrapper = build_fatbin_so(tmp_path / "libcufftw.so.12", struct.pack("<IHHQ", 0xBA55ED50, 1, 16, len(empty)) + empty)
+    assert (read_kernels(wrapper).sass, read_kernels(wrapper).entries, read_kernels(wrapper).empty) == ((), 0, 1)
+    both = empty + kernel
+    library = build_fatbin_so(tmp_path / "libcufile.so.0", struct.pack("<IHHQ", 0xBA55ED50, 1, 16, len(both)) + both)
+    assert (read_kernels(library).sass, read_kernels(library).entries, read_kernels(library).empty) == ((80,), 1, 1)
 
 
 @requires_gcc
