@@ -13,6 +13,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+import ansible
 import pytest
 from ansible.module_utils.testing import patch_module_args
 
@@ -21,6 +22,9 @@ from ansible_collections.gpuops.cuda_venv.tests.support.dist_helpers import make
 
 # .../ansible_collections/gpuops/cuda_venv/plugins/modules/cuda_venv_find.py, five folders up
 COLLECTIONS = str(Path(cuda_venv_find.__file__).parents[5])
+# The child imports ansible from where this process does (ansible-test's units venv puts it on PYTHONPATH).
+CHILD_PATH = os.pathsep.join([COLLECTIONS, str(Path(ansible.__file__).parents[1])]
+                             + [p for p in os.environ.get("PYTHONPATH", "").split(os.pathsep) if p])
 
 
 def run_main(capsys, args):
@@ -81,9 +85,10 @@ def test_an_unreadable_folder_and_a_proc_mount_are_notes_in_a_child(tmp_path):
     try:
         proc = subprocess.run(["unshare", "--mount", "sh", "-c", script, "sh", str(root / "proc"), sys.executable,
                                "ansible_collections.gpuops.cuda_venv.plugins.modules.cuda_venv_find", str(args)],
-                              capture_output=True, text=True, check=False, env=dict(os.environ, PYTHONPATH=COLLECTIONS))
+                              capture_output=True, text=True, check=False, env=dict(os.environ, PYTHONPATH=CHILD_PATH))
     finally:
         (root / "carol").chmod(0o755)
+    assert proc.stdout.strip().startswith("{"), proc.stderr[-3000:]
     result = json.loads(proc.stdout)
     assert [v["path"] for v in result["venvs"]] == [str(root / "alice" / ".venv")]
     assert sorted(result["notes"]) == ["cannot read %s: Permission denied" % (root / "carol"),
