@@ -12,8 +12,9 @@ short_description: Find every venv on a host that holds a CUDA stack, and the on
 version_added: "1.1.0"
 description:
   - Walks O(roots) and lists each venv (a folder with C(pyvenv.cfg)) whose C(site-packages) holds torch, jax, cupy or
-    any C(nvidia-*) or C(cuda-*) wheel (but C(nvidia-ml-py), NVML's bindings, alone); and each such C(site-packages) or C(dist-packages) folder outside a venv (C(pip install
-    --user) into C(~/.local), a system-wide install), with RV(venvs[].kind) V(user) or V(system).
+    any C(nvidia-*) or C(cuda-*) wheel (but C(nvidia-ml-py), NVML's bindings, alone); and each such C(site-packages)
+    or C(dist-packages) folder outside a venv (C(pip install --user) into C(~/.local), a system-wide install), with
+    RV(venvs[].kind) V(user) or V(system).
   - With O(processes), also the venvs that running processes use now (their executable, their first two arguments,
     their mapped files, from C(/proc)), even outside O(roots).
   - Reads names only - C(pyvenv.cfg), the C(*.dist-info) folder names, the anchor's C(INSTALLER) and each

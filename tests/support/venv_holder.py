@@ -21,7 +21,7 @@ HOLD = "import ctypes, sys, time; ctypes.CDLL(sys.argv[1]); open(sys.argv[2], 'w
 
 def start_holder(python: str, library: str, env: dict, started: list):
     """Start ``python`` holding ``library``; append its pid to ``started``; return (pid, its command line)."""
-    ready = tempfile.mktemp(prefix="gpuops-holder-")
+    ready = os.path.join(tempfile.mkdtemp(prefix="gpuops-holder-"), "ready")
     argv = [python, "-c", HOLD, library, ready]
     out = subprocess.run(["sh", "-c", '"$@" </dev/null >/dev/null 2>&1 & echo $!', "sh"] + argv,
                          capture_output=True, text=True, env=env, check=True)
@@ -30,6 +30,7 @@ def start_holder(python: str, library: str, env: dict, started: list):
     for _wait in range(400):
         if os.path.exists(ready):
             os.unlink(ready)
+            os.rmdir(os.path.dirname(ready))
             return pid, " ".join(argv)
         time.sleep(0.025)
     raise AssertionError("the holder %d did not start" % pid)

@@ -180,6 +180,6 @@ def test_a_sonames_family_and_the_prefix_its_members_share(soname, family, prefi
 
 
 @pytest.mark.parametrize("version, expected", [("2.9.1+cu128", "12.8"), ("2.14.1+cu130", "13.0"), ("2.9.1", None),
-                                           ("2.9.1+cpu", None), ("2.9.1+cu12", None), ("1.0+cu118", "11.8")])
+                                               ("2.9.1+cpu", None), ("2.9.1+cu12", None), ("1.0+cu118", "11.8")])
 def test_local_cuda_version_reads_the_local_label(version, expected):
     assert cuda.local_cuda_version(version) == expected
