@@ -36,7 +36,6 @@ import stat
 from dataclasses import dataclass
 from typing import Dict, List, Optional, Sequence, Tuple
 
-from ansible_collections.gpuops.cuda_venv.plugins.module_utils._read.venv_layout import swap_dir_of
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._core.crash_points import crash_point
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._core.errors import CudaVenvError
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._act.journal import Journal

@@ -96,7 +96,7 @@ class VenvLock:
         self.venv = venv
         self.poll = poll
         self._sleep = sleep
-        self._fd = None  # type: Optional[int]
+        self._fd: Optional[int] = None
 
     def __enter__(self) -> "VenvLock":
         return self.acquire()

@@ -94,9 +94,9 @@ def transactions(dists, stamps) -> List[Transaction]:
     runs = []
     for stretch in _stretches_of_writing(known):
         by_installer = _by_installer(stretch)
-        why = (next((untrusted[d.dist_info] for _s, _e, d in stretch if d.dist_info in untrusted), None) or
-               _same_second(stretch) or _at_once(stretch) or
-               (_taking_turns(stretch, by_installer) if len(by_installer) > MAX_STRETCHES else None))
+        turns = _taking_turns(stretch, by_installer) if len(by_installer) > MAX_STRETCHES else None
+        why = next((untrusted[d.dist_info] for _s, _e, d in stretch if d.dist_info in untrusted), None)
+        why = why or _same_second(stretch) or _at_once(stretch) or turns
         if why:
             unknown.extend((dist, why) for _s, _e, dist in stretch)
         else:

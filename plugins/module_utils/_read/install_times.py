@@ -93,8 +93,8 @@ def _stamp(dist, own, rows, owners, ends, stats, now) -> InstallStamp:
         start = min([t for t, _path in written if t is not None and t <= end + _ORDER_SLACK] + [start])
         evidence = "every file pip wrote"
         installer = own.get("INSTALLER")
-        after = next((path for t, path in written if installer is not None and t is not None and
-                      installer + _TICK < t <= end + _ORDER_SLACK and path.rpartition("/")[2] not in OWN_FILES), None)
+        late = [path for t, path in written if _late(t, installer, end) and path.rpartition("/")[2] not in OWN_FILES]
+        after = late[0] if late else None
     stamp = _checked(start, end, evidence, own.get("INSTALLER"), now, own.get("RECORD"))
     if after is not None and stamp.problem is None:
         return InstallStamp(start, evidence, "%s was written after INSTALLER (%s), which pip writes after every file: the "
@@ -148,3 +148,8 @@ def iso_time(seconds: float) -> str:
     """ISO 8601 in UTC, to the millisecond: 2026-12-03T18:47:38.123Z."""
     whole = int(seconds // 1)
     return time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(whole)) + ".%03dZ" % int((seconds - whole) * 1000)
+
+
+def _late(written: Optional[float], installer: Optional[float], end: float) -> bool:
+    """True for a pip file written after its INSTALLER (by more than a tick) and no later than the install's end."""
+    return installer is not None and written is not None and installer + _TICK < written <= end + _ORDER_SLACK

@@ -83,8 +83,8 @@ def family_version_beside(path: str, soname: str) -> Tuple[Optional[str], Option
     found: Dict[str, str] = {}
     for name in names:
         match = _FILE_VERSION.search(name)
-        if (name.startswith(prefix) and match and match.group(1).split(".")[0] == major.group(1)
-                and os.path.isfile(os.path.join(folder, name))):
+        same_major = bool(match) and match.group(1).split(".")[0] == major.group(1)
+        if name.startswith(prefix) and same_major and os.path.isfile(os.path.join(folder, name)):
             found.setdefault(match.group(1), name)
     if len(found) != 1:
         return None, None

@@ -26,12 +26,6 @@ _CFG_LIMIT = 64 * 1024
 _VERSION = re.compile(r"^(\d+\.\d+(?:\.\d+)?)")
 
 
-def swap_dir_of(root: str) -> str:
-    """The swap's folder beside the venv ``PARENT/NAME``: ``PARENT/.NAME.cuda_venv`` (copies, previous generations)."""
-    parent, name = os.path.split(os.path.abspath(root).rstrip("/"))
-    return os.path.join(parent, ".%s.cuda_venv" % name)
-
-
 def state_dir_of(root: str) -> str:
     """The venv's state dir, ``<root>/.cuda_venv``."""
     return os.path.join(root, STATE_DIR)
