@@ -67,6 +67,17 @@ options:
     elements: str
     default: []
     version_added: "1.1.0"
+  read_index:
+    description:
+      - Reuse what an earlier run read from each ELF file (its dynamic section, its C(.nv_fatbin) kernels) when the file
+        is the same one - same device, inode, size, mtime and ctime - and keep what this run read for the next, in
+        C(read-index.json) of the venv's state folder C(.cuda_venv) (created when absent, owner-only).
+      - A file changed in the second the index was written is read again; an index that is corrupt, of another
+        format or written for another venv is ignored and replaced. In check mode the index is used but not written.
+      - C(false) reads every file and writes nothing.
+    type: bool
+    default: true
+    version_added: "1.1.0"
 notes:
   - Findings of severity C(error) make C(healthy) false; the module itself only fails on bad input (a path that is
     not a venv), never because the venv is broken.
@@ -254,6 +265,14 @@ ansible_facts:
               cuda_major: 12
               kind: consumer
               why: "a CUDA 12 consumer requiring torch (==2.9.1) (torch 2.9.1); nothing on disk proves it wrong for this venv"
+        read_index:
+          description:
+            - What O(read_index) did - C(reused) (files answered from the index), C(read) (files read), C(ignored) (why
+              an index found was not used), C(saved) (kept for the next run) and C(note) (why not).
+            - V(null) with O(read_index=false).
+          type: dict
+          returned: always
+          sample: {"reused": 1665, "read": 0, "ignored": null, "saved": true, "note": null}
         performance:
           description:
             - What can make the healthy venv slow (docs/FINDINGS.md, "Why a healthy venv is slow"); C(gathered) is
@@ -348,7 +367,7 @@ def main():
     if not HAS_PACKAGING:
         module.fail_json(msg=missing_required_lib("packaging"), exception=PACKAGING_IMPORT_ERROR)
     try:
-        facts = gather_facts(facts_options(module.params), SubprocessRunner())
+        facts = gather_facts(facts_options(module.params), SubprocessRunner(), keep_index=not module.check_mode)
     except CudaVenvError as exc:
         module.fail_json(msg=str(exc), **exc.result)
     module.exit_json(changed=False, ansible_facts={"cuda_venv": facts})

@@ -40,7 +40,7 @@ def uv_history(runs_dir):
     created = []
     for requirement, pause in zip((TORCH["cu12"], TORCH["cu13"], TORCH["cu12"]), PAUSES):
         before = {p.name for p in distributions(venv).values()}
-        uv_pip(venv, "install", "--link-mode", "hardlink", "--no-index", "--find-links", str(wheelhouse()), requirement)
+        uv_pip(venv, "install", "--link-mode", "hardlink", "--no-index", "--find-links", str(wheelhouse()), *requirement)
         created.append({p.name for p in distributions(venv).values()} - before)
         time.sleep(pause)
     yield venv, created

@@ -45,8 +45,10 @@ def python_of(venv: Path) -> str:
     return str(Path(venv) / "bin" / "python")
 
 
-def facts(venv: Path, verify: str, anchor: str, cwd: str, probe: bool = True, history_cost: Optional[Path] = None) -> Step:
+def facts(venv: Path, verify: str, anchor: str, cwd: str, probe: bool = True, history_cost: Optional[Path] = None,
+          index: bool = False) -> Step:
     argv = (sys.executable, "-m", "tests.bench._facts_child", str(venv), verify, anchor) + (() if probe else ("noprobe",))
+    argv += ("index",) if index else ()
     argv += ("history-cost=%s" % history_cost,) if history_cost else ()
     return Step(argv, engine_env(), cwd)
 

@@ -4,8 +4,8 @@
 """A child process that runs the whole facts module's work once: gather_facts, then the JSON a module returns.
 
 Benchmark support for gpuops.cuda_venv: not part of the collection's API.
-``python -m tests.bench._facts_child VENV size|hash ANCHOR [noprobe] [history-cost=FILE]``; needs build/collections
-on PYTHONPATH. ``history-cost=FILE``: append "SECONDS_IN_FACTS SECONDS_IN_THE_HISTORY_STEP" to FILE, the history step
+``python -m tests.bench._facts_child VENV size|hash ANCHOR [noprobe] [index] [history-cost=FILE]``; needs build/collections
+on PYTHONPATH. ``index``: with the facts module's read index, kept in the venv's state folder as the module keeps it. ``history-cost=FILE``: append "SECONDS_IN_FACTS SECONDS_IN_THE_HISTORY_STEP" to FILE, the history step
 (the stamps' reading from the RECORD check's stats, the grouping, CONTAMINATION_SOURCE) timed again on the run's own observations.
 """
 
@@ -15,6 +15,7 @@ import json
 import sys
 import time
 
+from ansible_collections.gpuops.cuda_venv.plugins.module_utils._act.facts import keep_read_index
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._decide.contamination import contamination_source
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._decide.diagnose import diagnose
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._decide.facts_report import report
@@ -28,10 +29,14 @@ from ansible_collections.gpuops.cuda_venv.plugins.module_utils._core.runner impo
 
 def main(argv) -> int:
     probe = "noprobe" not in argv[4:]
+    index = "index" in argv[4:]
     cost_file = next((a.split("=", 1)[1] for a in argv[4:] if a.startswith("history-cost=")), None)
     start = time.perf_counter()
     # gather_facts, spelled out so that the run's observations can be timed again
-    obs = observe(FactsOptions(path=argv[1], verify=argv[2], anchor=argv[3], probe=probe, performance=True), SubprocessRunner())
+    obs = observe(FactsOptions(path=argv[1], verify=argv[2], anchor=argv[3], probe=probe, performance=True, read_index=index),
+                  SubprocessRunner())
+    if index and obs.read_index.changed:
+        keep_read_index(obs)
     facts = report(obs, diagnose(obs))
     total = time.perf_counter() - start
     if cost_file:

@@ -14,17 +14,36 @@ from __future__ import annotations
 
 from dataclasses import replace
 
+from ansible_collections.gpuops.cuda_venv.plugins.module_utils._act.venv_lock import ensure_state_dir
+from ansible_collections.gpuops.cuda_venv.plugins.module_utils._core.durable import replace_file
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._core.runner import Runner
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._decide.contamination import residue_candidates, with_source_versions
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._decide.diagnose import diagnose
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._decide.facts_report import report
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._read.observe import FactsOptions, observe
+from ansible_collections.gpuops.cuda_venv.plugins.module_utils._read.read_index import index_path
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._read.wheel_sources import read_offers
 
 
-def gather_facts(options: FactsOptions, runner: Runner) -> dict:
-    """Observe, diagnose and report: the whole facts module in one call."""
-    return facts_of(observe(options, runner))
+def gather_facts(options: FactsOptions, runner: Runner, keep_index: bool = True) -> dict:
+    """Observe, diagnose and report: the whole facts module in one call. With ``options.read_index``, what was read
+    is kept for the next run unless ``keep_index`` is false (check mode writes nothing)."""
+    obs = observe(options, runner)
+    if obs.read_index is not None and obs.read_index.changed and keep_index:
+        keep_read_index(obs)
+    return facts_of(obs)
+
+
+def keep_read_index(obs) -> None:
+    """Write the observation's read index into the venv's state folder; a failure (a read-only venv) is a note.
+    An index that did not change is not written again."""
+    index = obs.read_index
+    try:
+        ensure_state_dir(obs.layout.state_dir)
+        replace_file(index_path(obs.layout.state_dir), index.as_json())
+        index.saved = True
+    except OSError as exc:
+        index.note = "not kept in %s: %s" % (index_path(obs.layout.state_dir), exc.strerror or exc)
 
 
 def facts_of(obs) -> dict:

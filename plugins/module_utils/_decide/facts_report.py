@@ -48,6 +48,7 @@ def report(obs, findings) -> dict:
         "history": [t.as_dict() for t in history_of(obs)],
         **_belonging(obs),
         "performance": performance_facts(obs),
+        "read_index": obs.read_index.facts() if obs.read_index is not None else None,
         "findings": [f.as_dict() for f in findings],
         "healthy": is_healthy(findings),
         "summary": summarize(findings),

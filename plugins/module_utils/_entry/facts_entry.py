@@ -28,6 +28,7 @@ def facts_arguments() -> dict:
         probe_timeout=dict(type="float", default=FACTS_PROBE_TIMEOUT),
         **shared("verify", "ld_library_path"),
         gpu=dict(type="bool", default=True),
+        read_index=dict(type="bool", default=True),
         **shared(*WHEEL_SOURCES),
         **shared("gpu_archs"),
     )
@@ -49,4 +50,5 @@ def facts_options(params: dict) -> FactsOptions:
         raise CudaVenvError("; ".join(problems))
     return FactsOptions(path=params["path"], anchor=params["anchor"], probe=params["probe"], verify=params["verify"],
                         ld_library_path=tuple(params["ld_library_path"]), probe_timeout=params["probe_timeout"], gpu=params["gpu"],
-                        wheel_sources=sources, performance=True, gpu_archs=tuple(params["gpu_archs"]))
+                        wheel_sources=sources, performance=True, gpu_archs=tuple(params["gpu_archs"]),
+                        read_index=params["read_index"])

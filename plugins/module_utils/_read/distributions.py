@@ -291,7 +291,8 @@ def parse_record(raw: bytes, problems: list) -> tuple:
         if not line.strip():
             continue
         try:
-            row = next(csv.reader([line], strict=True))
+            # without a quote, CSV is a split on commas (the common line: no path of a wheel needs quoting)
+            row = line.split(",") if '"' not in line else next(csv.reader([line], strict=True))
         except csv.Error as exc:
             problems.append("RECORD line %d: bad CSV: %s" % (number, exc))
             continue

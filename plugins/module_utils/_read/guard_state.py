@@ -46,11 +46,12 @@ def guard_dir_of(state_dir: str) -> str:
 
 
 def read_text(path: str) -> Optional[str]:
-    """A file's text (UTF-8, undecodable bytes escaped), None when it does not exist."""
+    """A file's text (UTF-8, undecodable bytes escaped), None when it does not exist (or a file is in place of a
+    folder of its path)."""
     try:
         with open(path, "rb") as handle:
             return handle.read().decode("utf-8", "surrogateescape")
-    except FileNotFoundError:
+    except (FileNotFoundError, NotADirectoryError):
         return None
 
 

@@ -24,12 +24,14 @@ from ansible_collections.gpuops.cuda_venv.plugins.module_utils._core.names impor
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._read.distributions import (
     Distribution, entry_location, locate_entries, read_distributions)
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._read.elf import ElfError, ElfInfo, read_elf
+from ansible_collections.gpuops.cuda_venv.plugins.module_utils._read.fatbin import read_kernels
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._read.gpu import gpu_facts
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._read.guard_state import GuardState, read_guard
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._read.install_times import InstallStamp, read_stamps
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._read.performance_state import PerformanceReading, read_performance
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._read.loader import (
     LoaderConfig, LoadResult, Resolution, build_config, simulate_load)
+from ansible_collections.gpuops.cuda_venv.plugins.module_utils._read.read_index import ReadIndex, load_index
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._read.probe import (
     InterpreterInfo, ProbeResult, probe_import, query_interpreter)
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._read.record_check import (
@@ -62,6 +64,7 @@ class FactsOptions:
     wheel_sources: WheelSources = WheelSources()  # read only for a residue's source versions (CONTAMINATION_SOURCE)
     performance: bool = False  # read what can make it slow (_read/performance_state.py): the facts module's
     gpu_archs: Tuple[str, ...] = ()  # compute capabilities ("9.0") the kernels are judged for instead of NVML's
+    read_index: bool = False  # reuse and keep what was read from each ELF file (_read/read_index.py): the facts module's
 
 
 @dataclass(frozen=True)
@@ -107,6 +110,7 @@ class Observations:
     # what the configured wheel sources offer of the residue's candidates (_read/wheel_sources.py); None: not read
     source_reading: Optional[SourceReading] = None
     performance: Optional[PerformanceReading] = None  # options.performance: kernels, jobs' environment, processes
+    read_index: Optional[ReadIndex] = field(default=None, repr=False)  # options.read_index: what it reused and read
 
     def owners_of(self, path: str) -> List[Distribution]:
         """Distributions whose RECORD lists ``path`` (compared by real path)."""
@@ -152,30 +156,36 @@ def observe(options: FactsOptions, runner: Runner, loader: Optional[LoaderConfig
 def _read_disk(options, layout, interpreter, site_packages, dists, module, loader) -> Observations:
     digests: dict = {}
     stats: dict = {}
+    links: set = set()
+    index = load_index(layout.state_dir, layout.root) if options.read_index else None
+    elf_reader = index.elf if index else read_elf
     locations = locate_entries(dists, layout.root)
-    file_states = check_all(dists, layout.root, options.verify, digests=digests, locations=locations, stats=stats)
+    file_states = check_all(dists, layout.root, options.verify, digests=digests, locations=locations, stats=stats,
+                            links=links)
     file_states, scripts = check_scripts(dists, layout, locations, file_states, options.judged_as)
     conflicts = find_conflicts(dists, layout.root, digests=digests, locations=locations)
-    owner_index, unsafe = _index_owners(dists, locations)
-    objects = _scan_objects(dists, locations)
+    owner_index, unsafe = _index_owners(dists, locations, links)
+    objects = _scan_objects(dists, locations, elf_reader)
     majors = {d.dist_info: _major_of(d, objects) for d in dists}
     sys_path = interpreter.sys_path if interpreter.ok else site_packages
     entry_points = _entry_points(options.anchor, module, site_packages)
-    import_graph, preloaded = _import_graph(options.anchor, entry_points, loader, interpreter, sys_path)
+    import_graph, preloaded = _import_graph(options.anchor, entry_points, loader, interpreter, sys_path, elf_reader)
     marker_env = interpreter.marker_env if interpreter.ok else marker_env_fallback(layout.version)
-    other = resolve_others(objects, import_graph, loader, options.anchor, marker_env)
+    other = resolve_others(objects, import_graph, loader, options.anchor, marker_env, elf_reader)
     shadowed = find_shadowed(each_resolution(import_graph, other), layout.root, _files_by_name(objects))
     requirements = closure((options.anchor,) + tuple(options.roots), dists, marker_env)
     gpu = gpu_facts(with_state=options.performance) if options.gpu else None
     performance = read_performance(layout.root, [p for p, o in objects.items() if o.elf is not None],
-                                   tuple(gpu.pop("states", ())) if gpu else ()) if options.performance else None
+                                   tuple(gpu.pop("states", ())) if gpu else (),
+                                   index.kernels if index else read_kernels) if options.performance else None
     return Observations(
         options=options, layout=layout, interpreter=interpreter,
         site_packages=site_packages, distributions=dists, file_states=file_states, conflicts=conflicts,
         majors=majors, objects=objects, unsafe_entries=unsafe, loader=loader, entry_points=entry_points,
         preloaded=preloaded, import_graph=import_graph, other_resolutions=other, requirements=requirements,
         probe=None, gpu=gpu, owner_index=owner_index, digests=digests, scripts=scripts, shadowed=shadowed,
-        guard=read_guard(layout.state_dir), stamps=read_stamps(dists, locations, stats), performance=performance)
+        guard=read_guard(layout.state_dir), stamps=read_stamps(dists, locations, stats), performance=performance,
+        read_index=index)
 
 
 def each_resolution(import_graph, other):
@@ -251,8 +261,9 @@ def _site_packages(layout: VenvLayout, interpreter: InterpreterInfo) -> Tuple[st
     return tuple(dirs)
 
 
-def _index_owners(dists: List[Distribution], locations: dict):
-    """{real path: owners} (real paths match what the loader reports) and the entries leaving the venv."""
+def _index_owners(dists: List[Distribution], locations: dict, links: set):
+    """{real path: owners} (real paths match what the loader reports) and the entries leaving the venv. ``links``: the
+    located paths that are symlinks (check_all's); any other resolves as its folder's real path and its name."""
     index: Dict[str, List[Distribution]] = {}
     unsafe = []
     real: Dict[str, str] = {}
@@ -261,7 +272,12 @@ def _index_owners(dists: List[Distribution], locations: dict):
             if path is None:
                 unsafe.append((dist, entry.path, problem))
                 continue
-            index.setdefault(real_path(path, real), []).append(dist)
+            if path in links:
+                found = real_path(path, real)
+            else:
+                folder, name = os.path.split(path)
+                found = os.path.join(real_path(folder, real), name)
+            index.setdefault(found, []).append(dist)
     return index, unsafe
 
 
@@ -288,8 +304,9 @@ def _whose_bytes_were_loaded(dists, root, conflicts, probe, digests):
     return find_conflicts(dists, root, digests=digests) if wanted else conflicts
 
 
-def _scan_objects(dists: List[Distribution], locations: dict) -> Dict[str, SharedObject]:
-    """Read the ELF headers and dynamic section of every shared object the distributions own."""
+def _scan_objects(dists: List[Distribution], locations: dict, reader=read_elf) -> Dict[str, SharedObject]:
+    """Read the ELF headers and dynamic section of every shared object the distributions own (with ``reader``:
+    read_elf, or a read index's)."""
     objects: Dict[str, SharedObject] = {}
     for dist in dists:
         for entry, path, _problem in locations[dist.dist_info]:
@@ -298,7 +315,7 @@ def _scan_objects(dists: List[Distribution], locations: dict) -> Dict[str, Share
             if path is None or path in objects or not os.path.isfile(path):
                 continue
             try:
-                info, error = read_elf(path), None
+                info, error = reader(path), None
             except ElfError as exc:
                 info, error = None, str(exc)
             except OSError as exc:
@@ -357,15 +374,15 @@ def _entry_points(anchor: str, module: str, site_packages: Tuple[str, ...]) -> T
     return tuple(found)
 
 
-def _import_graph(anchor, entry_points, loader, interpreter, sys_path):
+def _import_graph(anchor, entry_points, loader, interpreter, sys_path, reader=read_elf):
     """Simulate the import's loading, including torch's preload of nvidia/*/lib when its first load fails."""
     if not entry_points:
         return None, {}
     executable = interpreter.executable if interpreter.ok else None
     preloaded: Dict[str, str] = {}
-    if anchor == "torch" and _missing_cuda(simulate_load(entry_points[:1], loader, executable=executable)):
+    if anchor == "torch" and _missing_cuda(simulate_load(entry_points[:1], loader, executable=executable, read_elf=reader)):
         preloaded = torch_preload(sys_path)
-    return simulate_load(entry_points, loader, executable=executable, preloaded=preloaded), preloaded
+    return simulate_load(entry_points, loader, executable=executable, preloaded=preloaded, read_elf=reader), preloaded
 
 
 def _missing_cuda(result: LoadResult) -> bool:

@@ -14,7 +14,7 @@ from __future__ import annotations
 import os
 import time
 from dataclasses import dataclass, field
-from typing import Dict, Iterable, Optional, Tuple
+from typing import Callable, Dict, Iterable, Optional, Tuple
 
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._read.elf import ElfError
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._read.fatbin import Kernels, read_kernels
@@ -41,14 +41,16 @@ class PerformanceReading:
     seconds: Dict[str, float] = field(default_factory=dict)
 
 
-def read_performance(root: str, shared_objects: Iterable[str], gpu_states: Tuple[dict, ...] = ()) -> PerformanceReading:
-    """Read the kernels of ``shared_objects`` (the venv's ELF files), the activate scripts and the processes."""
+def read_performance(root: str, shared_objects: Iterable[str], gpu_states: Tuple[dict, ...] = (),
+                     reader: Callable[[str], Optional[Kernels]] = read_kernels) -> PerformanceReading:
+    """Read the kernels of ``shared_objects`` (the venv's ELF files; with ``reader``: read_kernels, or a read index's),
+    the activate scripts and the processes."""
     seconds = {}
     started = time.monotonic()
     extensions = []
     for path in sorted(shared_objects):
         try:
-            kernels = read_kernels(path)
+            kernels = reader(path)
         except ElfError as exc:
             extensions.append(Extension(path, None, exc.reason))
             continue

@@ -76,7 +76,7 @@ def record_digest(digest) -> str:
 
 
 def check_all(dists, venv_root: str, mode: str = "size", workers: Optional[int] = None, digests: Optional[dict] = None,
-              locations: Optional[dict] = None, stats: Optional[dict] = None) -> dict:
+              locations: Optional[dict] = None, stats: Optional[dict] = None, links: Optional[set] = None) -> dict:
     """{dist_info: FileState} for every distribution.
 
     ``size`` mode only stats files (one thread). ``hash`` mode also hashes every
@@ -85,14 +85,16 @@ def check_all(dists, venv_root: str, mode: str = "size", workers: Optional[int] 
     ``digests`` to receive {(abs_path, algorithm): digest}; digests already in
     it are reused, and find_conflicts() can reuse them too. ``locations``: what
     locate_entries() returned for ``dists``, when the caller has it. Pass a dict as ``stats`` to receive
-    {abs_path: os.stat_result, None (absent) or OSError} of every entry (the install times read them).
+    {abs_path: os.stat_result, None (absent) or OSError} of every entry (the install times read them), and a set as
+    ``links`` to receive the entries that are symlinks (each file is lstat'ed, and stat'ed again only when it is one).
     """
     if mode not in MODES:
         raise ValueError("mode must be 'size' or 'hash', got %r" % (mode,))
     digests = {} if digests is None else digests
     stats = {} if stats is None else stats
+    links = set() if links is None else links
     locations = locations if locations is not None else locate_entries(dists, venv_root)
-    plans = [(dist, [_plan(entry, loc, mode, stats) for entry, loc, _problem in locations[dist.dist_info]])
+    plans = [(dist, [_plan(entry, loc, mode, stats, links) for entry, loc, _problem in locations[dist.dist_info]])
              for dist in dists]
     failed = set()
     if mode == "hash":
@@ -101,13 +103,17 @@ def check_all(dists, venv_root: str, mode: str = "size", workers: Optional[int] 
     return {dist.dist_info: _state(rows, stats, digests, failed) for dist, rows in plans}
 
 
-def _plan(entry, loc: Optional[str], mode: str, stats: dict) -> tuple:
+def _plan(entry, loc: Optional[str], mode: str, stats: dict, links: set) -> tuple:
     """(entry, abs path, status) with status unsafe, missing, skipped, unreadable, modified, hash or ok."""
     if loc is None:
         return entry, None, "unsafe"
     if loc not in stats:
         try:
-            stats[loc] = os.stat(loc)
+            found = os.lstat(loc)
+            if stat.S_ISLNK(found.st_mode):
+                links.add(loc)
+                found = os.stat(loc)
+            stats[loc] = found
         except (FileNotFoundError, NotADirectoryError):
             stats[loc] = None
         except OSError as exc:

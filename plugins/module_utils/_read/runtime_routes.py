@@ -27,6 +27,7 @@ from typing import Dict, List, Optional
 
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._core import cuda_knowledge as cuda
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._read.loader import VIA_LOADED, resolve_object
+from ansible_collections.gpuops.cuda_venv.plugins.module_utils._read.elf import read_elf
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._read.requirements import closure
 
 VIA_ANCHOR_IMPORT = "anchor_import"
@@ -35,8 +36,9 @@ VIA_OWN_PACKAGE = "own_package"
 PATHFINDER = "cuda-pathfinder"
 
 
-def resolve_others(objects: dict, import_graph, loader, anchor: str, marker_env: dict) -> Dict[str, list]:
-    """{path: [Resolution]} for every shared object the anchor's import does not load (``objects``: observe's)."""
+def resolve_others(objects: dict, import_graph, loader, anchor: str, marker_env: dict, reader=read_elf) -> Dict[str, list]:
+    """{path: [Resolution]} for every shared object the anchor's import does not load (``objects``: observe's; ``reader``:
+    read_elf, or a read index's)."""
     loaded_paths = {os.path.realpath(p) for p in import_graph.objects} if import_graph else set()
     after_anchor = _loaded_sonames(objects, import_graph)
     from_wheels = _nvidia_wheel_files(objects)
@@ -53,7 +55,7 @@ def resolve_others(objects: dict, import_graph, loader, anchor: str, marker_env:
             routes[owner.dist_info] = (anchor in names and owner.key != anchor, PATHFINDER in names)
         imports_anchor, uses_pathfinder = routes[owner.dist_info]
         imports_anchor = imports_anchor or bool(anchors_own.intersection(obj.elf.needed))
-        results = resolve_object(path, obj.elf, loader, loaded=after_anchor if imports_anchor else None)
+        results = resolve_object(path, obj.elf, loader, reader, loaded=after_anchor if imports_anchor else None)
         results = [replace(r, via=VIA_ANCHOR_IMPORT) if r.via == VIA_LOADED else r for r in results]
         if uses_pathfinder:
             results = [_through_pathfinder(r, from_wheels) for r in results]

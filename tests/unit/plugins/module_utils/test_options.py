@@ -56,7 +56,7 @@ def test_module_keyword_arguments():
         assert arguments()["supports_check_mode"] is True
     assert FIND == {"roots": dict(type="list", elements="path", default=["/a", "/b"]),
                     "processes": dict(type="bool", default=True), "paths": dict(type="list", elements="str", default=[])}
-    assert list(FACTS) == ["path", "anchor", "probe", "probe_timeout", "verify", "ld_library_path", "gpu",
+    assert list(FACTS) == ["path", "anchor", "probe", "probe_timeout", "verify", "ld_library_path", "gpu", "read_index",
                            "find_links", "index_url", "extra_index_urls", "no_index", "gpu_archs"]
 
 

@@ -5,15 +5,22 @@
 
 from __future__ import annotations
 
+import os
+import stat
+import time
 from dataclasses import replace
 
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._act import facts
-from ansible_collections.gpuops.cuda_venv.plugins.module_utils._act.facts import facts_of
+from ansible_collections.gpuops.cuda_venv.plugins.module_utils._act.facts import facts_of, gather_facts
+from ansible_collections.gpuops.cuda_venv.plugins.module_utils._core.runner import SubprocessRunner
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._decide.diagnose import diagnose
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._decide.facts_report import report
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._read.install_times import InstallStamp
+from ansible_collections.gpuops.cuda_venv.plugins.module_utils._read.observe import FactsOptions
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._read.wheel_sources import WheelSources
-from ansible_collections.gpuops.cuda_venv.tests.support.dist_helpers import make_wheel
+from ansible_collections.gpuops.cuda_venv.tests.support.dist_helpers import make_dist, make_wheel
+from ansible_collections.gpuops.cuda_venv.tests.support.elf_helpers import build_so, requires_gcc
+from ansible_collections.gpuops.cuda_venv.tests.support.fatbin_helpers import SASS, build_fatbin_so, fatbin_bytes
 from ansible_collections.gpuops.cuda_venv.tests.unit.plugins.module_utils import observations as O
 
 T = 1780000000.125
@@ -55,3 +62,54 @@ def test_without_sources_or_without_residue_the_sources_are_never_asked(tmp_path
     assert source_details(facts_of(obs)) == ([], [])
     healthy = replace(O.healthy(), options=replace(O.healthy().options, wheel_sources=WheelSources(find_links=(str(tmp_path),))))
     assert facts_of(healthy) == report(healthy, diagnose(healthy))
+
+
+# --- the read index ----------------------------------------------------------------------------------------------
+
+def _disk_venv(base):
+    """A venv folder without an interpreter, holding a CUDA extension and a library (gcc-built) in one wheel."""
+    root = os.path.join(str(base), "venv")
+    site = os.path.join(root, "lib", "python3.12", "site-packages")
+    os.makedirs(site)
+    with open(os.path.join(root, "pyvenv.cfg"), "w") as handle:
+        handle.write("version = 3.12.1\n")
+    ext = build_fatbin_so(base / "build" / "ext.so", fatbin_bytes([(SASS, 90, 0x11, 64)]), soname="ext.so")
+    lib = build_so(base / "build" / "libkern.so.1", soname="libkern.so.1", needed=["libm.so.6"])
+    with open(ext, "rb") as one, open(lib, "rb") as other:
+        make_dist(site, "kern", "1.0", {"kern/ext.so": one.read(), "kern/libkern.so.1": other.read()})
+    return root
+
+
+def _gather(root, keep=True):
+    options = FactsOptions(path=root, probe=False, gpu=False, performance=True, read_index=True, gpu_archs=("9.0",))
+    return gather_facts(options, SubprocessRunner(), keep_index=keep)
+
+
+def _stable(facts):
+    return {k: v for k, v in facts.items() if k not in ("read_index", "performance")}, facts["performance"]["kernels"]
+
+
+@requires_gcc
+def test_the_read_index_is_kept_and_the_next_run_reuses_it_with_the_same_facts(tmp_path):
+    root = _disk_venv(tmp_path)
+    time.sleep(1.0 - time.time() % 1.0 + 0.01)  # the files are older than the index's second: none is racy
+    first = _gather(root)
+    # the two objects' dynamic sections and kernels, and the libm.so.6 the loader found for libkern
+    assert first["read_index"] == {"reused": 0, "read": 5, "ignored": None, "saved": True, "note": None}
+    state = os.path.join(root, ".cuda_venv")
+    assert (stat.S_IMODE(os.stat(state).st_mode), stat.S_IMODE(os.stat(state + "/read-index.json").st_mode)) == (0o700, 0o600)
+    second = _gather(root)
+    assert second["read_index"] == {"reused": 5, "read": 0, "ignored": None, "saved": False, "note": None}
+    assert _stable(second) == _stable(first)
+    assert [e["sass"] for e in second["performance"]["kernels"]["extensions"]] == [["sm_90"]]
+
+
+@requires_gcc
+def test_check_mode_uses_no_state_folder_and_an_unwritable_one_is_a_note(tmp_path):
+    root = _disk_venv(tmp_path)
+    assert _gather(root, keep=False)["read_index"]["saved"] is False
+    assert not os.path.lexists(os.path.join(root, ".cuda_venv"))
+    with open(os.path.join(root, ".cuda_venv"), "w") as handle:
+        handle.write("not a folder")
+    facts = _gather(root)["read_index"]
+    assert (facts["saved"], facts["note"]) == (False, "not kept in %s/.cuda_venv/read-index.json: Not a directory" % root)

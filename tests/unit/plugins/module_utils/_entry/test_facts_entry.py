@@ -13,14 +13,15 @@ from ansible_collections.gpuops.cuda_venv.plugins.module_utils._read.observe imp
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._read.wheel_sources import WheelSources
 
 PARAMS = dict(path="/v", anchor="jax", probe=False, probe_timeout=30.0, verify="hash", ld_library_path=["/usr/local/cuda/lib64"],
-              gpu=False, find_links=["/wh"], index_url=None, extra_index_urls=[], no_index=True, gpu_archs=["8.0", "12.1"])
+              gpu=False, find_links=["/wh"], index_url=None, extra_index_urls=[], no_index=True, gpu_archs=["8.0", "12.1"],
+              read_index=False)
 
 
 def test_facts_options_take_every_param():
     assert facts_options(PARAMS) == FactsOptions(path="/v", anchor="jax", probe=False, verify="hash",
                                                  ld_library_path=("/usr/local/cuda/lib64",), probe_timeout=30.0, gpu=False,
                                                  wheel_sources=WheelSources(find_links=("/wh",), no_index=True),
-                                                 performance=True, gpu_archs=("8.0", "12.1"))
+                                                 performance=True, gpu_archs=("8.0", "12.1"), read_index=False)
 
 
 def test_facts_options_name_every_bad_param():
@@ -37,4 +38,5 @@ def test_facts_options_name_every_bad_param():
 
 def test_the_params_the_spec_gives_by_default_make_the_engines_defaults():
     params = {key: spec.get("default") for key, spec in facts_arguments()["argument_spec"].items()}
-    assert facts_options(dict(params, path="/v")) == FactsOptions(path="/v", probe_timeout=120, performance=True)
+    assert facts_options(dict(params, path="/v")) == FactsOptions(path="/v", probe_timeout=120, performance=True,
+                                                                  read_index=True)

@@ -179,3 +179,17 @@ def test_a_layout_already_read_is_taken_and_one_of_another_path_is_not(tmp_path)
     assert obs.layout is layout and obs.layout.version == "3.12.1"
     with pytest.raises(VenvError, match="^path %s is not a venv: no pyvenv.cfg$" % venv):
         observe(options, SubprocessRunner(), loader=build_config(), layout=read_layout(other))
+
+
+def test_owner_index_resolves_an_entry_that_is_itself_a_symlink(tmp_path):
+    venv = _disk_venv(tmp_path)
+    site = venv + "/lib/python3.12/site-packages"
+    make_dist(site, "demo", "1.0", {"demo/lib/libdemo.so.1": b"so", "outside/libother.so": b"other"})
+    os.symlink("../../outside/libother.so", site + "/demo/lib/libother.so")
+    with open(site + "/demo-1.0.dist-info/RECORD", "a") as handle:
+        handle.write("demo/lib/libother.so,,\n")
+    obs = _observe(venv)
+    # the listed link is indexed where it points, as the loader reports the file it maps
+    assert [d.label for d in obs.owners_of(site + "/outside/libother.so")] == ["demo 1.0", "demo 1.0"]
+    assert site + "/demo/lib/libother.so" not in obs.owner_index
+    assert site + "/demo/lib/libdemo.so.1" in obs.owner_index

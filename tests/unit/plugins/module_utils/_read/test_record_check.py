@@ -188,3 +188,19 @@ def test_incident_with_real_pip(tmp_path):
     (cu12,) = read_distributions(layout.site_packages)
     assert check_all([cu12], venv)[cu12.dist_info].missing == ("nvidia/cudnn/include/cudnn.h", SO)
     assert find_conflicts([cu12], venv) == []
+
+
+def test_a_symlinked_entry_is_checked_by_its_target_and_named_in_links(tmp_path):
+    venv = str(tmp_path / "venv")
+    site = venv + "/lib/python3.12/site-packages"
+    os.makedirs(site)
+    make_dist(site, "demo", "1.0", {"demo/libdemo.so.1": b"12345"})
+    os.symlink("libdemo.so.1", site + "/demo/libdemo.so")
+    with open(site + "/demo-1.0.dist-info/RECORD", "a") as handle:
+        handle.write("demo/libdemo.so,,5\n")
+    [dist] = read_distributions([site])
+    stats, links = {}, set()
+    [state] = check_all([dist], venv, stats=stats, links=links).values()
+    assert (state.missing, state.modified) == ((), ())
+    assert links == {site + "/demo/libdemo.so"}
+    assert stats[site + "/demo/libdemo.so"].st_size == 5

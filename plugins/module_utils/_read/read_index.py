@@ -1,0 +1,160 @@
+# -*- coding: utf-8 -*-
+# Copyright: (c) 2026, gpuops.cuda_venv contributors
+# GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
+"""What the facts read from each ELF file, kept between runs and keyed by the file's identity.
+
+Private to the gpuops.cuda_venv collection: not a public API.
+
+A fleet diagnoses every venv on every pass; an unchanged venv must not cost every ELF header and every ``.nv_fatbin``
+again. An entry is reused only when the file's identity (device, inode, size, mtime, ctime) is the one recorded: an
+installer unlinks or renames (new inode), an edit in place changes mtime and ctime, and ctime cannot be set back. As git
+does with racy entries, a file changed in the second the index was written is read again (a write later in that
+second would keep mtime and ctime). The index is JSON (never code: it lives in a folder of the venv), in the venv's
+state folder; one that is corrupt, of another format or written for another venv (a copied state folder) is ignored
+and replaced. Only successful reads are kept: an unreadable or invalid file is read, and fails, every time.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import time
+from typing import Callable, Dict, Optional
+
+from ansible_collections.gpuops.cuda_venv.plugins.module_utils._read.elf import ElfInfo, read_elf
+from ansible_collections.gpuops.cuda_venv.plugins.module_utils._read.fatbin import Kernels, read_kernels
+
+INDEX_NAME = "read-index.json"
+FORMAT = 1
+_SECOND = 10 ** 9
+_ELF_FIELDS = ("elf_class", "little_endian", "machine", "osabi", "elf_type", "soname", "needed", "rpath", "runpath")
+_KERNEL_FIELDS = ("sass", "ptx", "section_size", "containers", "entries", "flags", "problem", "elsewhere", "empty")
+
+
+def index_path(state_dir: str) -> str:
+    return os.path.join(state_dir, INDEX_NAME)
+
+
+class ReadIndex:
+    """The index of one venv (``root``): ``elf`` and ``kernels`` have the contracts of ``read_elf`` and
+    ``read_kernels``, answered from the index when the file is the one it recorded."""
+
+    def __init__(self, root: str, recorded: Optional[dict] = None, written_ns: int = 0, ignored: Optional[str] = None):
+        self.root = root
+        self.ignored = ignored  # why the index found was not used; None: none found, or used
+        self._recorded = recorded or {"elf": {}, "kernels": {}}
+        self._racy_from = written_ns // _SECOND * _SECOND
+        self._kept: Dict[str, dict] = {"elf": {}, "kernels": {}}
+        self.reused = 0
+        self.read = 0
+        self.saved = False  # kept for the next run (_act/facts.py)
+        self.note: Optional[str] = None  # why it was not
+
+    def elf(self, path: str) -> ElfInfo:
+        return self._answer("elf", path, read_elf, _elf_value, _elf_info)
+
+    def kernels(self, path: str) -> Optional[Kernels]:
+        return self._answer("kernels", path, read_kernels, _kernels_value, _kernels_of)
+
+    def _answer(self, kind: str, path: str, read: Callable, encode: Callable, decode: Callable):
+        try:
+            st = os.stat(path)
+        except OSError:
+            return read(path)  # the reader says what is wrong with it, as without an index
+        identity = [st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns]
+        entry = self._recorded[kind].get(path)
+        if entry is not None and entry[0] == identity and max(st.st_mtime_ns, st.st_ctime_ns) < self._racy_from:
+            value = decode(entry[1])
+            self.reused += 1
+        else:
+            value = read(path)
+            self.read += 1
+        self._kept[kind][path] = [identity, encode(value)]
+        return value
+
+    def as_json(self) -> bytes:
+        """What ``save`` writes: the entries this run used or read (a removed file's leave the index)."""
+        return json.dumps({"format": FORMAT, "root": self.root, "written_ns": time.time_ns(),
+                           "elf": self._kept["elf"], "kernels": self._kept["kernels"]},
+                          separators=(",", ":"), sort_keys=True).encode("utf-8")
+
+    @property
+    def changed(self) -> bool:
+        """Whether the index to keep differs from the one found: a file read, or one the run no longer asked for."""
+        return self.read > 0 or any(set(self._kept[kind]) != set(self._recorded[kind]) for kind in self._kept)
+
+    def facts(self) -> dict:
+        return {"reused": self.reused, "read": self.read, "ignored": self.ignored, "saved": self.saved, "note": self.note}
+
+
+def load_index(state_dir: str, root: str) -> ReadIndex:
+    """The index in ``state_dir`` for the venv ``root``; an empty one (saying why) when it is absent, unreadable,
+    corrupt, of another format or another venv's."""
+    try:
+        with open(index_path(state_dir), "rb") as handle:
+            data = json.loads(handle.read().decode("utf-8"))
+    except FileNotFoundError:
+        return ReadIndex(root)
+    except (OSError, ValueError) as exc:
+        return ReadIndex(root, ignored="unreadable or not JSON: %s" % (getattr(exc, "strerror", None) or exc))
+    problem = _problem(data, root)
+    if problem:
+        return ReadIndex(root, ignored=problem)
+    return ReadIndex(root, {"elf": data["elf"], "kernels": data["kernels"]}, data["written_ns"])
+
+
+def _problem(data, root: str) -> Optional[str]:
+    if not isinstance(data, dict) or data.get("format") != FORMAT:
+        return "another format than %d" % FORMAT
+    if data.get("root") != root:
+        return "written for another venv (%s)" % (data.get("root"),)
+    if not isinstance(data.get("written_ns"), int):
+        return "no time of writing"
+    for kind, decode in (("elf", _elf_info), ("kernels", _kernels_of)):
+        entries = data.get(kind)
+        if not isinstance(entries, dict):
+            return "no %s entries" % kind
+        for path, entry in entries.items():
+            try:
+                ok = len(entry) == 2 and len(entry[0]) == 5 and all(isinstance(n, int) for n in entry[0])
+                ok = ok and decode(entry[1]) is not _INVALID
+            except (TypeError, ValueError, KeyError):
+                ok = False
+            if not ok:
+                return "a corrupt %s entry for %s" % (kind, path)
+    return None
+
+
+_INVALID = object()
+
+
+def _elf_value(info: ElfInfo) -> list:
+    return [getattr(info, name) for name in _ELF_FIELDS]
+
+
+def _elf_info(value):
+    if not isinstance(value, list) or len(value) != len(_ELF_FIELDS):
+        return _INVALID
+    fields = dict(zip(_ELF_FIELDS, value))
+    if not all(isinstance(fields[k], int) for k in ("elf_class", "machine", "osabi", "elf_type")) \
+            or not isinstance(fields["needed"], list) or not all(isinstance(n, str) for n in fields["needed"]) \
+            or not all(fields[k] is None or isinstance(fields[k], str) for k in ("soname", "rpath", "runpath")):
+        return _INVALID
+    return ElfInfo(**dict(fields, little_endian=bool(fields["little_endian"]), needed=tuple(fields["needed"])))
+
+
+def _kernels_value(kernels: Optional[Kernels]):
+    if kernels is None:
+        return None
+    return {name: getattr(kernels, name) for name in _KERNEL_FIELDS}
+
+
+def _kernels_of(value):
+    if value is None:
+        return None
+    if not isinstance(value, dict) or set(value) != set(_KERNEL_FIELDS) or not isinstance(value["flags"], dict) \
+            or not all(isinstance(a, int) for a in value["sass"] + value["ptx"]) \
+            or not all(isinstance(value[k], int) for k in ("section_size", "containers", "entries", "elsewhere", "empty")):
+        return _INVALID
+    return Kernels(**dict(value, sass=tuple(value["sass"]), ptx=tuple(value["ptx"]),
+                          flags={k: tuple(v) for k, v in value["flags"].items()}))

@@ -1,0 +1,138 @@
+# -*- coding: utf-8 -*-
+# Copyright: (c) 2026, gpuops.cuda_venv contributors
+# GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
+"""Tests for read_index: what was read from gcc-built ELF files is reused only for the same file, never for a racy
+one, and an index that is corrupt, foreign or of another format is ignored, saying why."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import time
+
+import pytest
+
+from ansible_collections.gpuops.cuda_venv.plugins.module_utils._read.elf import ElfError, read_elf
+from ansible_collections.gpuops.cuda_venv.plugins.module_utils._read.fatbin import read_kernels
+from ansible_collections.gpuops.cuda_venv.plugins.module_utils._read.read_index import index_path, load_index
+from ansible_collections.gpuops.cuda_venv.tests.support.elf_helpers import build_so, requires_gcc
+from ansible_collections.gpuops.cuda_venv.tests.support.fatbin_helpers import PTX, SASS, build_fatbin_so, fatbin_bytes
+
+ROOT = "/srv/venv"
+KERNELS = fatbin_bytes([(SASS, 80, 0x11, 40), (SASS, 90, 0x100011, 56), (PTX, 90, 0x11, 100)])
+
+
+def _next_second():
+    """Sleep into the next wall-clock second: what is written after this is not racy for what was changed before."""
+    time.sleep(1.0 - time.time() % 1.0 + 0.01)
+
+
+def _keep(state, index):
+    with open(index_path(str(state)), "wb") as handle:
+        handle.write(index.as_json())
+
+
+@pytest.fixture()
+def objects(tmp_path):
+    state = tmp_path / "state"
+    state.mkdir()
+    lib = build_so(tmp_path / "libone.so.1", soname="libone.so.1", needed=["libm.so.6"], runpath="$ORIGIN")
+    ext = build_fatbin_so(tmp_path / "ext.so", KERNELS, soname="ext.so")
+    return state, lib, ext
+
+
+@requires_gcc
+def test_an_unchanged_file_is_answered_from_the_index_as_its_reader_answers(objects):
+    state, lib, ext = objects
+    first = load_index(str(state), ROOT)
+    assert (first.elf(lib), first.kernels(ext), first.kernels(lib)) == (read_elf(lib), read_kernels(ext), None)
+    assert (first.read, first.reused, first.changed) == (3, 0, True)
+    _next_second()
+    _keep(state, first)
+    again = load_index(str(state), ROOT)
+    answers = (again.elf(lib), again.kernels(ext), again.kernels(lib))
+    assert answers == (read_elf(lib), read_kernels(ext), None)
+    assert (answers[0].soname, answers[0].needed, answers[0].runpath, answers[1].sass) == (
+        "libone.so.1", ("libm.so.6",), "$ORIGIN", (80, 90))
+    assert again.facts() == {"reused": 3, "read": 0, "ignored": None, "saved": False, "note": None}
+    assert not again.changed
+
+
+@requires_gcc
+def test_a_file_replaced_or_changed_in_place_is_read_again(objects, tmp_path):
+    state, lib, ext = objects
+    first = load_index(str(state), ROOT)
+    first.elf(lib)
+    first.kernels(ext)
+    _next_second()
+    _keep(state, first)
+    other = build_so(tmp_path / "other" / "libone.so.1", soname="libone.so.2")
+    os.replace(other, lib)  # an installer's rename: a new inode
+    with open(ext, "r+b") as handle:  # an edit in place: the same inode, a new mtime and ctime
+        head = handle.read(4)
+        handle.seek(0)
+        handle.write(head)
+    again = load_index(str(state), ROOT)
+    assert again.elf(lib).soname == "libone.so.2"
+    assert again.kernels(ext) == read_kernels(ext)
+    assert (again.read, again.reused) == (2, 0)
+
+
+@requires_gcc
+def test_a_file_changed_in_the_second_the_index_was_written_is_read_again(objects):
+    state, lib, _ext = objects
+    _next_second()
+    os.utime(lib)  # changed now, and the index written in the same second: the next write could keep mtime and ctime
+    first = load_index(str(state), ROOT)
+    first.elf(lib)
+    _keep(state, first)
+    if int(time.time()) != int(os.stat(lib).st_ctime):
+        pytest.fail("the test machine took a second between two calls: the racy case was not made")
+    again = load_index(str(state), ROOT)
+    assert again.elf(lib) == read_elf(lib)
+    assert (again.read, again.reused) == (1, 0)
+
+
+@requires_gcc
+def test_an_invalid_file_is_never_kept_and_fails_every_time(objects, tmp_path):
+    state, _lib, _ext = objects
+    text = tmp_path / "libtext.so"
+    text.write_bytes(b"/* GNU ld script */\nINPUT ( libc.so.6 )\n" * 4)
+    index = load_index(str(state), ROOT)
+    for _attempt in range(2):
+        with pytest.raises(ElfError, match="invalid ELF header"):
+            index.elf(str(text))
+    assert json.loads(index.as_json())["elf"] == {}
+
+
+@pytest.mark.parametrize("content, why", [
+    (b"{not json", "unreadable or not JSON: Expecting property name enclosed in double quotes: line 1 column 2 (char 1)"),
+    (b'{"format": 0}', "another format than 1"),
+    (b'[]', "another format than 1"),
+    (b'{"format": 1, "root": "/srv/other", "written_ns": 1, "elf": {}, "kernels": {}}',
+     "written for another venv (/srv/other)"),
+    (b'{"format": 1, "root": "/srv/venv", "elf": {}, "kernels": {}}', "no time of writing"),
+    (b'{"format": 1, "root": "/srv/venv", "written_ns": 1, "elf": {"/a.so": [[1, 2, 3, 4], [2]]}, "kernels": {}}',
+     "a corrupt elf entry for /a.so"),
+    (b'{"format": 1, "root": "/srv/venv", "written_ns": 1, "elf": {}, "kernels": {"/a.so": [[1, 2, 3, 4, 5], {"sass": 1}]}}',
+     "a corrupt kernels entry for /a.so"),
+    (b'{"format": 1, "root": "/srv/venv", "written_ns": 1, "elf": {}}', "no kernels entries"),
+])
+def test_a_corrupt_foreign_or_other_format_index_is_ignored_saying_why(tmp_path, content, why):
+    (tmp_path / "read-index.json").write_bytes(content)
+    index = load_index(str(tmp_path), ROOT)
+    assert index.ignored == why
+    assert json.loads(index.as_json())["elf"] == {}
+
+
+@requires_gcc
+def test_a_copied_state_folder_is_another_venvs(objects, tmp_path):
+    state, lib, _ext = objects
+    first = load_index(str(state), ROOT)
+    first.elf(lib)
+    _next_second()
+    _keep(state, first)
+    copy = tmp_path / "copy"
+    shutil.copytree(str(state), str(copy))
+    assert load_index(str(copy), "/srv/copy").ignored == "written for another venv (%s)" % ROOT
