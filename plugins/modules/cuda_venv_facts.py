@@ -71,7 +71,8 @@ options:
     description:
       - Reuse what an earlier run read from each ELF file (its dynamic section, its C(.nv_fatbin) kernels) when the file
         is the same one - same device, inode, size, mtime and ctime - and keep what this run read for the next, in
-        C(read-index.json) of the venv's state folder C(.cuda_venv) (created when absent, owner-only).
+        C(read-index.json) of the venv's state folder C(.cuda_venv) (owner-only; created when absent only by the user
+        who owns the venv, so that root's diagnosis of a user's venv leaves nothing the user's own repair cannot write).
       - A file changed in the second the index was written is read again; an index that is corrupt, of another
         format or written for another venv is ignored and replaced. In check mode the index is used but not written.
       - C(false) reads every file and writes nothing.

@@ -12,6 +12,7 @@ the network; the diagnosis and the report's shape stay pure in ``_decide``.
 
 from __future__ import annotations
 
+import os
 from dataclasses import replace
 
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._act.venv_lock import ensure_state_dir
@@ -36,9 +37,15 @@ def gather_facts(options: FactsOptions, runner: Runner, keep_index: bool = True)
 
 def keep_read_index(obs) -> None:
     """Write the observation's read index into the venv's state folder; a failure (a read-only venv) is a note.
-    An index that did not change is not written again."""
+    An index that did not change is not written again. Only the venv's owner creates its state folder: root diagnosing
+    a user's venv must not leave a folder there that the user's own repair cannot write."""
     index = obs.read_index
     try:
+        owner = os.stat(obs.layout.root).st_uid
+        if owner != os.geteuid() and not os.path.isdir(obs.layout.state_dir):
+            index.note = "not kept: %s has no state folder and belongs to uid %d, who alone creates it" % (
+                obs.layout.root, owner)
+            return
         ensure_state_dir(obs.layout.state_dir)
         replace_file(index_path(obs.layout.state_dir), index.as_json())
         index.saved = True

@@ -10,6 +10,8 @@ import stat
 import time
 from dataclasses import replace
 
+import pytest
+
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._act import facts
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._act.facts import facts_of, gather_facts
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._core.runner import SubprocessRunner
@@ -113,3 +115,17 @@ def test_check_mode_uses_no_state_folder_and_an_unwritable_one_is_a_note(tmp_pat
         handle.write("not a folder")
     facts = _gather(root)["read_index"]
     assert (facts["saved"], facts["note"]) == (False, "not kept in %s/.cuda_venv/read-index.json: Not a directory" % root)
+
+
+@requires_gcc
+@pytest.mark.skipif(os.geteuid() != 0, reason="changing a file's owner needs root")
+def test_a_venv_of_another_user_gets_no_state_folder_from_the_facts_but_an_existing_one_is_used(tmp_path):
+    root = _disk_venv(tmp_path)
+    os.chown(root, 4321, 4321)
+    facts = _gather(root)["read_index"]
+    assert (facts["saved"], facts["note"]) == (
+        False, "not kept: %s has no state folder and belongs to uid 4321, who alone creates it" % root)
+    assert not os.path.lexists(os.path.join(root, ".cuda_venv"))
+    os.mkdir(os.path.join(root, ".cuda_venv"), 0o700)
+    os.chown(os.path.join(root, ".cuda_venv"), 4321, 4321)
+    assert _gather(root)["read_index"]["saved"] is True
