@@ -187,7 +187,8 @@ def _search(read_at, start: int, size: int, found: _Found) -> None:
         if version != 1 or header_size != _CONTAINER.size or not 0 < body <= end - at - header_size:
             continue
         trial = _Found()
-        if _entries(read_at, at + header_size, at + header_size + body, start, trial) is None and (trial.entries or trial.empty):
+        if _entries(_served(chunk, base, read_at), at + header_size, at + header_size + body, start, trial) is None \
+                and (trial.entries or trial.empty):
             found.sass |= trial.sass
             found.ptx |= trial.ptx
             for name, values in trial.flags.items():
@@ -196,6 +197,16 @@ def _search(read_at, start: int, size: int, found: _Found) -> None:
             found.entries += trial.entries
             found.empty += trial.empty
             pos = at + header_size + body
+
+
+def _served(chunk: bytes, base: int, read_at):
+    """``read_at`` answered from ``chunk`` (the bytes at ``base``) where it holds the range: a library keeps thousands
+    of containers in its data, and a read per entry header would be a system call each."""
+    def read(offset: int, size: int) -> bytes:
+        if base <= offset and offset + size <= base + len(chunk):
+            return chunk[offset - base:offset - base + size]
+        return read_at(offset, size)
+    return read
 
 
 def _exact(read_at, offset: int, size: int) -> bytes:
