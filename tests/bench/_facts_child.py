@@ -4,8 +4,9 @@
 """A child process that runs the whole facts module's work once: gather_facts, then the JSON a module returns.
 
 Benchmark support for gpuops.cuda_venv: not part of the collection's API.
-``python -m tests.bench._facts_child VENV size|hash ANCHOR [noprobe] [index] [history-cost=FILE]``; needs build/collections
-on PYTHONPATH. ``index``: with the facts module's read index, kept in the venv's state folder as the module keeps it. ``history-cost=FILE``: append "SECONDS_IN_FACTS SECONDS_IN_THE_HISTORY_STEP" to FILE, the history step
+``python -m tests.bench._facts_child VENV size|hash ANCHOR [noprobe] [index] [history-cost=FILE]``; needs
+build/collections on PYTHONPATH. ``index``: with the facts module's read index, kept in the venv's state folder as the
+module keeps it. ``history-cost=FILE``: append "SECONDS_IN_FACTS SECONDS_IN_THE_HISTORY_STEP" to FILE, the history step
 (the stamps' reading from the RECORD check's stats, the grouping, CONTAMINATION_SOURCE) timed again on the run's own observations.
 """
 
