@@ -8,8 +8,9 @@ Private to the gpuops.cuda_venv collection: not a public API.
 A fleet diagnoses every venv on every pass; an unchanged venv must not cost every ELF header and every ``.nv_fatbin``
 again. An entry is reused only when the file's identity (device, inode, size, mtime, ctime) is the one recorded: an
 installer unlinks or renames (new inode), an edit in place changes mtime and ctime, and ctime cannot be set back. As git
-does with racy entries, a file changed in the second the index was written is read again (a write later in that
-second would keep mtime and ctime). The index is JSON (never code: it lives in a folder of the venv), in the venv's
+does with racy entries, a file changed in the second the run that wrote the index began, or later, is read again: a
+write later in that second, or while the run read the file, could keep mtime and ctime (the kernel's clock for them is
+coarse). The index is JSON (never code: it lives in a folder of the venv), in the venv's
 state folder; one that is corrupt, of another format or written for another venv (a copied state folder) is ignored
 and replaced. Only successful reads are kept: an unreadable or invalid file is read, and fails, every time.
 """
@@ -25,7 +26,7 @@ from ansible_collections.gpuops.cuda_venv.plugins.module_utils._read.elf import 
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._read.fatbin import Kernels, read_kernels
 
 INDEX_NAME = "read-index.json"
-FORMAT = 1
+FORMAT = 2  # 1: racy from the second the index was written (1.1.0 development); 2: from the second its run began
 _SECOND = 10 ** 9
 _ELF_FIELDS = ("elf_class", "little_endian", "machine", "osabi", "elf_type", "soname", "needed", "rpath", "runpath")
 _KERNEL_FIELDS = ("sass", "ptx", "section_size", "containers", "entries", "flags", "problem", "elsewhere", "empty")
@@ -39,11 +40,12 @@ class ReadIndex:
     """The index of one venv (``root``): ``elf`` and ``kernels`` have the contracts of ``read_elf`` and
     ``read_kernels``, answered from the index when the file is the one it recorded."""
 
-    def __init__(self, root: str, recorded: Optional[dict] = None, written_ns: int = 0, ignored: Optional[str] = None):
+    def __init__(self, root: str, recorded: Optional[dict] = None, started_ns: int = 0, ignored: Optional[str] = None):
         self.root = root
         self.ignored = ignored  # why the index found was not used; None: none found, or used
-        self._recorded = recorded or {"elf": {}, "kernels": {}}
-        self._racy_from = written_ns // _SECOND * _SECOND
+        self._recorded = recorded or {"elf": {}, "kernels": {}}  # kind -> path -> (identity, stored, decoded)
+        self._racy_from = started_ns // _SECOND * _SECOND
+        self._started_ns = time.time_ns()  # before this run reads any file
         self._kept: Dict[str, dict] = {"elf": {}, "kernels": {}}
         self.reused = 0
         self.read = 0
@@ -64,17 +66,17 @@ class ReadIndex:
         identity = [st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns]
         entry = self._recorded[kind].get(path)
         if entry is not None and entry[0] == identity and max(st.st_mtime_ns, st.st_ctime_ns) < self._racy_from:
-            value = decode(entry[1])
             self.reused += 1
-        else:
-            value = read(path)
-            self.read += 1
+            self._kept[kind][path] = [identity, entry[1]]
+            return entry[2]
+        value = read(path)
+        self.read += 1
         self._kept[kind][path] = [identity, encode(value)]
         return value
 
     def as_json(self) -> bytes:
         """What ``save`` writes: the entries this run used or read (a removed file's leave the index)."""
-        return json.dumps({"format": FORMAT, "root": self.root, "written_ns": time.time_ns(),
+        return json.dumps({"format": FORMAT, "root": self.root, "started_ns": self._started_ns,
                            "elf": self._kept["elf"], "kernels": self._kept["kernels"]},
                           separators=(",", ":"), sort_keys=True).encode("utf-8")
 
@@ -97,32 +99,36 @@ def load_index(state_dir: str, root: str) -> ReadIndex:
         return ReadIndex(root)
     except (OSError, ValueError) as exc:
         return ReadIndex(root, ignored="unreadable or not JSON: %s" % (getattr(exc, "strerror", None) or exc))
-    problem = _problem(data, root)
-    if problem:
-        return ReadIndex(root, ignored=problem)
-    return ReadIndex(root, {"elf": data["elf"], "kernels": data["kernels"]}, data["written_ns"])
+    recorded = _decoded(data, root)
+    if isinstance(recorded, str):
+        return ReadIndex(root, ignored=recorded)
+    return ReadIndex(root, recorded, data["started_ns"])
 
 
-def _problem(data, root: str) -> Optional[str]:
+def _decoded(data, root: str):
+    """{kind: {path: (identity, stored, decoded)}} of a valid index, else why it is not one (a str)."""
     if not isinstance(data, dict) or data.get("format") != FORMAT:
         return "another format than %d" % FORMAT
     if data.get("root") != root:
         return "written for another venv (%s)" % (data.get("root"),)
-    if not isinstance(data.get("written_ns"), int):
-        return "no time of writing"
+    if not isinstance(data.get("started_ns"), int):
+        return "no time its run began"
+    recorded: Dict[str, dict] = {}
     for kind, decode in (("elf", _elf_info), ("kernels", _kernels_of)):
         entries = data.get(kind)
         if not isinstance(entries, dict):
             return "no %s entries" % kind
+        recorded[kind] = {}
         for path, entry in entries.items():
             try:
                 ok = len(entry) == 2 and len(entry[0]) == 5 and all(isinstance(n, int) for n in entry[0])
-                ok = ok and decode(entry[1]) is not _INVALID
+                value = decode(entry[1]) if ok else _INVALID
             except (TypeError, ValueError, KeyError):
-                ok = False
-            if not ok:
+                value = _INVALID
+            if value is _INVALID:
                 return "a corrupt %s entry for %s" % (kind, path)
-    return None
+            recorded[kind][path] = (entry[0], entry[1], value)
+    return recorded
 
 
 _INVALID = object()

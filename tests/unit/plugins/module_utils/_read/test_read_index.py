@@ -24,7 +24,7 @@ KERNELS = fatbin_bytes([(SASS, 80, 0x11, 40), (SASS, 90, 0x100011, 56), (PTX, 90
 
 
 def _next_second():
-    """Sleep into the next wall-clock second: what is written after this is not racy for what was changed before."""
+    """Sleep into the next wall-clock second: a run that begins after this reuses what was changed before."""
     time.sleep(1.0 - time.time() % 1.0 + 0.01)
 
 
@@ -45,10 +45,10 @@ def objects(tmp_path):
 @requires_gcc
 def test_an_unchanged_file_is_answered_from_the_index_as_its_reader_answers(objects):
     state, lib, ext = objects
+    _next_second()  # the files are older than the run
     first = load_index(str(state), ROOT)
     assert (first.elf(lib), first.kernels(ext), first.kernels(lib)) == (read_elf(lib), read_kernels(ext), None)
     assert (first.read, first.reused, first.changed) == (3, 0, True)
-    _next_second()
     _keep(state, first)
     again = load_index(str(state), ROOT)
     answers = (again.elf(lib), again.kernels(ext), again.kernels(lib))
@@ -80,18 +80,33 @@ def test_a_file_replaced_or_changed_in_place_is_read_again(objects, tmp_path):
 
 
 @requires_gcc
-def test_a_file_changed_in_the_second_the_index_was_written_is_read_again(objects):
-    state, lib, _ext = objects
+def test_a_file_changed_in_the_second_the_run_began_or_later_is_read_again(objects):
+    state, lib, ext = objects
     _next_second()
-    os.utime(lib)  # changed now, and the index written in the same second: the next write could keep mtime and ctime
-    first = load_index(str(state), ROOT)
+    first = load_index(str(state), ROOT)  # the run begins
+    os.utime(lib)  # changed in the second the run began: a later write in it could keep mtime and ctime
     first.elf(lib)
+    _next_second()
+    os.utime(ext)  # changed while the run went on, a second later
+    first.kernels(ext)
     _keep(state, first)
-    if int(time.time()) != int(os.stat(lib).st_ctime):
+    if int(os.stat(lib).st_ctime) != first._started_ns // 10 ** 9:
         pytest.fail("the test machine took a second between two calls: the racy case was not made")
     again = load_index(str(state), ROOT)
+    assert (again.elf(lib), again.kernels(ext)) == (read_elf(lib), read_kernels(ext))
+    assert (again.read, again.reused) == (2, 0)
+
+
+@requires_gcc
+def test_a_file_older_than_the_run_that_wrote_the_index_is_reused(objects):
+    state, lib, _ext = objects
+    _next_second()
+    first = load_index(str(state), ROOT)
+    first.elf(lib)
+    _keep(state, first)  # in the second the run began: only files changed in it, or later, are racy
+    again = load_index(str(state), ROOT)
     assert again.elf(lib) == read_elf(lib)
-    assert (again.read, again.reused) == (1, 0)
+    assert (again.read, again.reused) == (0, 1)
 
 
 @requires_gcc
@@ -108,16 +123,17 @@ def test_an_invalid_file_is_never_kept_and_fails_every_time(objects, tmp_path):
 
 @pytest.mark.parametrize("content, why", [
     (b"{not json", "unreadable or not JSON: Expecting property name enclosed in double quotes: line 1 column 2 (char 1)"),
-    (b'{"format": 0}', "another format than 1"),
-    (b'[]', "another format than 1"),
-    (b'{"format": 1, "root": "/srv/other", "written_ns": 1, "elf": {}, "kernels": {}}',
+    (b'{"format": 0}', "another format than 2"),
+    (b'[]', "another format than 2"),
+    (b'{"format": 1, "root": "/srv/venv", "written_ns": 1, "elf": {}, "kernels": {}}', "another format than 2"),
+    (b'{"format": 2, "root": "/srv/other", "started_ns": 1, "elf": {}, "kernels": {}}',
      "written for another venv (/srv/other)"),
-    (b'{"format": 1, "root": "/srv/venv", "elf": {}, "kernels": {}}', "no time of writing"),
-    (b'{"format": 1, "root": "/srv/venv", "written_ns": 1, "elf": {"/a.so": [[1, 2, 3, 4], [2]]}, "kernels": {}}',
+    (b'{"format": 2, "root": "/srv/venv", "elf": {}, "kernels": {}}', "no time its run began"),
+    (b'{"format": 2, "root": "/srv/venv", "started_ns": 1, "elf": {"/a.so": [[1, 2, 3, 4], [2]]}, "kernels": {}}',
      "a corrupt elf entry for /a.so"),
-    (b'{"format": 1, "root": "/srv/venv", "written_ns": 1, "elf": {}, "kernels": {"/a.so": [[1, 2, 3, 4, 5], {"sass": 1}]}}',
+    (b'{"format": 2, "root": "/srv/venv", "started_ns": 1, "elf": {}, "kernels": {"/a.so": [[1, 2, 3, 4, 5], {"sass": 1}]}}',
      "a corrupt kernels entry for /a.so"),
-    (b'{"format": 1, "root": "/srv/venv", "written_ns": 1, "elf": {}}', "no kernels entries"),
+    (b'{"format": 2, "root": "/srv/venv", "started_ns": 1, "elf": {}}', "no kernels entries"),
 ])
 def test_a_corrupt_foreign_or_other_format_index_is_ignored_saying_why(tmp_path, content, why):
     (tmp_path / "read-index.json").write_bytes(content)
