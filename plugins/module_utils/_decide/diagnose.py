@@ -195,8 +195,8 @@ def unresolved_sonames(obs) -> List[Finding]:
 
 
 def system_fallbacks(obs) -> List[Finding]:
-    root = os.path.realpath(obs.layout.root) + "/"
-    listed = {os.path.basename(e.path) for d in obs.distributions for e in d.entries}
+    root = obs.real_path(obs.layout.root) + "/"
+    listed: set = set()  # the file names the distributions list, read when first needed
     findings = []
     seen: Dict[str, tuple] = {}
     graphs = []
@@ -208,10 +208,12 @@ def system_fallbacks(obs) -> List[Finding]:
             for res in resolutions:
                 if res.path is None or res.error or res.soname in seen or res.soname in obs.shadowed:
                     continue
-                if os.path.realpath(res.path).startswith(root):
+                if obs.real_path(res.path).startswith(root):
                     continue
-                if not (cuda.is_cuda_soname(res.soname) or res.soname in listed):
-                    continue
+                if not cuda.is_cuda_soname(res.soname):
+                    listed = listed or {e.path.rpartition("/")[2] for d in obs.distributions for e in d.entries}
+                    if res.soname not in listed:
+                        continue
                 if res.soname in cuda.DRIVER_SONAMES:
                     continue
                 seen[res.soname] = (path, res, at_import)

@@ -9,7 +9,6 @@ Private to the gpuops.cuda_venv collection: not a public API.
 
 from __future__ import annotations
 
-import os
 from typing import Dict, List
 
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._core import cuda_knowledge as cuda
@@ -110,10 +109,10 @@ def _unresolved(obs) -> List[dict]:
 
 
 def _fallbacks(obs) -> List[dict]:
-    root = os.path.realpath(obs.layout.root) + "/"
+    root = obs.real_path(obs.layout.root) + "/"
     rows = []
     for path, res, at_import in _each_resolution(obs):
-        if res.path is None or res.error or os.path.realpath(res.path).startswith(root):
+        if res.path is None or res.error or obs.real_path(res.path).startswith(root):
             continue
         if not cuda.is_cuda_soname(res.soname):
             continue

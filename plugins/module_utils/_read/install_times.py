@@ -54,13 +54,14 @@ def read_stamps(dists, locations: dict, stats: Optional[dict] = None, now: Optio
     now = time.time() if now is None else now
     stats = {} if stats is None else stats
     own = {dist.dist_info: _own_times(dist, locations.get(dist.dist_info, []), stats) for dist in dists}
-    owners: Dict[str, list] = {}
+    first: Dict[str, str] = {}  # path -> the first distribution listing it
+    shared: Dict[str, list] = {}  # path -> every distribution listing it, for a path two list
     for dist in dists:
         for _entry, loc, _problem in locations.get(dist.dist_info, []):
-            if loc is not None:
-                owners.setdefault(loc, []).append(dist.dist_info)
+            if loc is not None and first.setdefault(loc, dist.dist_info) is not dist.dist_info:
+                shared.setdefault(loc, [first[loc]]).append(dist.dist_info)
     ends = {key: max(times.values()) for key, times in own.items() if times}
-    return {dist.dist_info: _stamp(dist, own[dist.dist_info], locations.get(dist.dist_info, []), owners, ends, stats, now)
+    return {dist.dist_info: _stamp(dist, own[dist.dist_info], locations.get(dist.dist_info, []), shared, ends, stats, now)
             for dist in dists}
 
 
@@ -80,7 +81,7 @@ def _own_times(dist, rows, stats) -> Dict[str, float]:
     return {name: t for name, t in found.items() if t is not None}
 
 
-def _stamp(dist, own, rows, owners, ends, stats, now) -> InstallStamp:
+def _stamp(dist, own, rows, shared, ends, stats, now) -> InstallStamp:
     if not dist.dist_info.endswith(".dist-info"):
         return _checked(own.get("folder"), own.get("folder"), "egg-info mtime", None, now)
     if not own:
@@ -89,7 +90,7 @@ def _stamp(dist, own, rows, owners, ends, stats, now) -> InstallStamp:
     evidence = "the files %s writes into its dist-info" % (dist.installer or "its installer")
     after = None
     if dist.installer in WRITES_EVERY_FILE:
-        written = [(_written(dist, entry, loc, owners, ends, stats), entry.path) for entry, loc, _p in rows]
+        written = _written(dist, rows, shared, ends, stats)
         start = min([t for t, _path in written if t is not None and t <= end + _ORDER_SLACK] + [start])
         evidence = "every file pip wrote"
         installer = own.get("INSTALLER")
@@ -102,18 +103,21 @@ def _stamp(dist, own, rows, owners, ends, stats, now) -> InstallStamp:
     return stamp
 
 
-def _written(dist, entry, loc, owners, ends, stats) -> Optional[float]:
-    """The mtime of a file this install wrote, or None when it may be another writer's: a path other distributions
-    list too counts only for the one installed last (its writer)."""
-    if loc is None or entry.path.endswith(".pyc"):
-        return None
+def _written(dist, rows, shared, ends, stats) -> list:
+    """(mtime, RECORD path) of each file this install wrote; the time is None when the file may be another writer's: a
+    path other distributions list too (``shared``) counts only for the one installed last (its writer)."""
     mine = ends.get(dist.dist_info)
-    if len(owners.get(loc, ())) > 1 and (mine is None or any(ends.get(o, mine) > mine for o in owners[loc])):
-        return None
-    found = _stat(loc, stats)
-    if found is None or isinstance(found, OSError) or (entry.size is not None and found.st_size != entry.size):
-        return None
-    return found.st_mtime
+    written = []
+    for entry, loc, _problem in rows:
+        time_ = None
+        if loc is not None and not entry.path.endswith(".pyc"):
+            others = shared.get(loc)
+            if not others or (mine is not None and not any(ends.get(o, mine) > mine for o in others)):
+                found = _stat(loc, stats)
+                if found is not None and not isinstance(found, OSError) and (entry.size is None or found.st_size == entry.size):
+                    time_ = found.st_mtime
+        written.append((time_, entry.path))
+    return written
 
 
 def _checked(start, end, evidence, installer, now, record=None) -> InstallStamp:

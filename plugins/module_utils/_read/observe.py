@@ -111,10 +111,15 @@ class Observations:
     source_reading: Optional[SourceReading] = None
     performance: Optional[PerformanceReading] = None  # options.performance: kernels, jobs' environment, processes
     read_index: Optional[ReadIndex] = field(default=None, repr=False)  # options.read_index: what it reused and read
+    resolved: Dict[str, str] = field(default_factory=dict, repr=False, compare=False)  # real_path's memo
 
     def owners_of(self, path: str) -> List[Distribution]:
         """Distributions whose RECORD lists ``path`` (compared by real path)."""
-        return self.owner_index.get(os.path.realpath(path), [])
+        return self.owner_index.get(self.real_path(path), [])
+
+    def real_path(self, path: str) -> str:
+        """os.path.realpath(path), each folder resolved once per observation (the rules ask for hundreds)."""
+        return real_path(os.path.abspath(path), self.resolved)
 
     def relpath(self, path: str) -> str:
         """A path as a person reads it: relative to its site-packages, else to the venv, else absolute."""
@@ -137,9 +142,13 @@ def observe(options: FactsOptions, runner: Runner, loader: Optional[LoaderConfig
     """
     if layout is None or layout.root != os.path.normpath(options.path):
         layout = read_layout(options.path)
-    interpreter = query_interpreter(layout.python, runner)
+    with ThreadPoolExecutor(max_workers=1) as background:
+        asking = background.submit(query_interpreter, layout.python, runner)  # a child Python: read the disk meanwhile
+        dists = read_distributions(layout.site_packages)
+        interpreter = asking.result()
     site_packages = _site_packages(layout, interpreter)
-    dists = read_distributions(site_packages)
+    if site_packages != layout.site_packages:
+        dists = read_distributions(site_packages)  # the interpreter's purelib or platlib is another folder
     module = import_name(options.anchor, dists)
     loader = loader if loader is not None else loader_config(runner, options.ld_library_path)
     with ThreadPoolExecutor(max_workers=1) as background:
@@ -267,6 +276,7 @@ def _index_owners(dists: List[Distribution], locations: dict, links: set):
     index: Dict[str, List[Distribution]] = {}
     unsafe = []
     real: Dict[str, str] = {}
+    folders: Dict[str, str] = {}  # folder -> its real path, with a trailing slash
     for dist in dists:
         for entry, path, problem in locations[dist.dist_info]:
             if path is None:
@@ -275,8 +285,11 @@ def _index_owners(dists: List[Distribution], locations: dict, links: set):
             if path in links:
                 found = real_path(path, real)
             else:
-                folder, name = os.path.split(path)
-                found = os.path.join(real_path(folder, real), name)
+                folder, _sep, name = path.rpartition("/")
+                base = folders.get(folder)
+                if base is None:
+                    base = folders[folder] = real_path(folder or "/", real).rstrip("/") + "/"
+                found = base + name
             index.setdefault(found, []).append(dist)
     return index, unsafe
 

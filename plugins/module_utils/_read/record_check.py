@@ -94,7 +94,8 @@ def check_all(dists, venv_root: str, mode: str = "size", workers: Optional[int] 
     stats = {} if stats is None else stats
     links = set() if links is None else links
     locations = locations if locations is not None else locate_entries(dists, venv_root)
-    plans = [(dist, [_plan(entry, loc, mode, stats, links) for entry, loc, _problem in locations[dist.dist_info]])
+    _stat_all(locations, stats, links)
+    plans = [(dist, [_plan(entry, loc, mode, stats) for entry, loc, _problem in locations[dist.dist_info]])
              for dist in dists]
     failed = set()
     if mode == "hash":
@@ -103,21 +104,30 @@ def check_all(dists, venv_root: str, mode: str = "size", workers: Optional[int] 
     return {dist.dist_info: _state(rows, stats, digests, failed) for dist, rows in plans}
 
 
-def _plan(entry, loc: Optional[str], mode: str, stats: dict, links: set) -> tuple:
+def _stat_all(locations: dict, stats: dict, links: set) -> None:
+    """Fill ``stats`` for every located entry: lstat, and stat again only a symlink (into ``links``). One tight loop:
+    it is most of the facts' cost on an unchanged venv."""
+    lstat, is_link = os.lstat, stat.S_ISLNK
+    for rows in locations.values():
+        for _entry, loc, _problem in rows:
+            if loc is None or loc in stats:
+                continue
+            try:
+                found = lstat(loc)
+                if is_link(found.st_mode):
+                    links.add(loc)
+                    found = os.stat(loc)
+                stats[loc] = found
+            except (FileNotFoundError, NotADirectoryError):
+                stats[loc] = None
+            except OSError as exc:
+                stats[loc] = exc
+
+
+def _plan(entry, loc: Optional[str], mode: str, stats: dict) -> tuple:
     """(entry, abs path, status) with status unsafe, missing, skipped, unreadable, modified, hash or ok."""
     if loc is None:
         return entry, None, "unsafe"
-    if loc not in stats:
-        try:
-            found = os.lstat(loc)
-            if stat.S_ISLNK(found.st_mode):
-                links.add(loc)
-                found = os.stat(loc)
-            stats[loc] = found
-        except (FileNotFoundError, NotADirectoryError):
-            stats[loc] = None
-        except OSError as exc:
-            stats[loc] = exc
     found = stats[loc]
     if found is None:
         # pip records the .pyc files it compiled without a hash; they are a cache that
@@ -195,25 +205,29 @@ def _state(rows: list, stats: dict, digests: dict, failed: set) -> FileState:
     )
 
 
-def _owned(dists, venv_root: str, locations: Optional[dict] = None) -> dict:
-    """{abs path: [(dist, entry), ...]}, one pair per distribution, in ``dists`` order."""
-    owned = {}
+def _shared(dists, venv_root: str, locations: Optional[dict] = None) -> dict:
+    """{abs path: [(dist, entry), ...]} of the paths two or more distributions list, one pair per distribution, in
+    ``dists`` order."""
+    first: dict = {}
+    shared: dict = {}
     locations = locations if locations is not None else locate_entries(dists, venv_root)
     for dist in dists:
         for entry, loc, _problem in locations[dist.dist_info]:
             if loc is None:
                 continue
-            pairs = owned.setdefault(loc, [])
-            if all(other is not dist for other, _entry in pairs):
-                pairs.append((dist, entry))
-    return owned
+            found = first.setdefault(loc, (dist, entry))
+            if found[0] is not dist:
+                pairs = shared.setdefault(loc, [found])
+                if all(other is not dist for other, _entry in pairs):
+                    pairs.append((dist, entry))
+    return shared
 
 
 def find_conflicts(dists, venv_root: str, digests: Optional[dict] = None, locations: Optional[dict] = None) -> list:
     """Paths listed in two or more RECORDs, sorted by path; ``digests`` as filled by check_all()."""
     conflicts = []
-    owned = _owned(dists, venv_root, locations)
-    for loc in sorted(loc for loc, pairs in owned.items() if len(pairs) > 1):
+    owned = _shared(dists, venv_root, locations)
+    for loc in sorted(owned):
         pairs = owned[loc]
         conflicts.append(Conflict(
             path=pairs[0][1].path,

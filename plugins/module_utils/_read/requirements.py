@@ -14,6 +14,7 @@ Modules calling it check ``_core/packaging_lib.HAS_PACKAGING`` and fail with mis
 
 from __future__ import annotations
 
+import functools
 import os
 import platform
 import re
@@ -57,10 +58,19 @@ def _need_packaging() -> None:
 def parse_requirement(text: str):
     """packaging Requirement for ``text``; ValueError "invalid requirement 'x': why" when it is not one."""
     _need_packaging()
+    req, problem = _parsed(text)
+    if problem:
+        raise ValueError(problem)
+    return req
+
+
+@functools.lru_cache(maxsize=4096)
+def _parsed(text: str):
+    """(Requirement, None) or (None, why): a run's closures parse the same Requires-Dist lines again and again."""
     try:
-        return Requirement(text)
+        return Requirement(text), None
     except InvalidRequirement as exc:
-        raise ValueError("invalid requirement %r: %s" % (text, str(exc).splitlines()[0] if str(exc) else "unparseable")) from None
+        return None, "invalid requirement %r: %s" % (text, str(exc).splitlines()[0] if str(exc) else "unparseable")
 
 
 def node_label(name: str, extras) -> str:
