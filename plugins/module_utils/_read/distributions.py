@@ -106,11 +106,12 @@ def entry_location(dist: Distribution, entry: RecordEntry, venv_root: str, cache
     return location, None
 
 
-def locate_entries(dists, venv_root: str) -> dict:
+def locate_entries(dists, venv_root: str, real: Optional[dict] = None) -> dict:
     """{dist_info: [(entry, absolute path or None, problem or None), ...]} in RECORD order: entry_location()
-    for every entry of every distribution, each directory normalised and confined once (one pass shares it)."""
+    for every entry of every distribution, each directory normalised and confined once (one pass shares it).
+    ``real``: a dict that keeps each folder's real path (venv_layout.real_path's memo), for a caller that resolves more."""
     root = os.path.normpath(os.path.abspath(venv_root))
-    real = {}  # path -> realpath, shared with entry_location's cache
+    real = {} if real is None else real  # path -> realpath, shared with entry_location's cache
     by_site: dict = {}  # site-packages -> {RECORD dirname: confined absolute folder and "/", or None}
     located = {}
     for dist in dists:

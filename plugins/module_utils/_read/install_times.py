@@ -26,6 +26,8 @@ import time
 from dataclasses import dataclass
 from typing import Dict, Optional
 
+from ansible_collections.gpuops.cuda_venv.plugins.module_utils._read.record_check import listed_paths
+
 FUTURE_SLACK = 300.0  # seconds a time may lie after this host's clock (another host's clock wrote it) before it is a jump
 _ORDER_SLACK = 1.0  # RECORD written more than this before INSTALLER: the times are out of order (RECORD comes last)
 _TICK = 0.01  # seconds of a coarse clock: a file pip wrote before INSTALLER may carry INSTALLER's tick
@@ -47,19 +49,18 @@ class InstallStamp:
         return self.time if self.end is None else self.end
 
 
-def read_stamps(dists, locations: dict, stats: Optional[dict] = None, now: Optional[float] = None) -> Dict[str, InstallStamp]:
+def read_stamps(dists, locations: dict, stats: Optional[dict] = None, now: Optional[float] = None,
+                shared: Optional[dict] = None) -> Dict[str, InstallStamp]:
     """{dist_info: InstallStamp} for every distribution. ``locations``: ``locate_entries(dists, root)``; ``stats``:
     {absolute path: os.stat_result, None (absent) or OSError}, as ``check_all`` filled it (paths not in it are
-    stat'ed into it); ``now``: this host's clock (a time after it is a jump)."""
+    stat'ed into it); ``now``: this host's clock (a time after it is a jump); ``shared``: the second half of
+    ``listed_paths(dists, locations)``, when the caller has it."""
     now = time.time() if now is None else now
     stats = {} if stats is None else stats
     own = {dist.dist_info: _own_times(dist, locations.get(dist.dist_info, []), stats) for dist in dists}
-    first: Dict[str, str] = {}  # path -> the first distribution listing it
-    shared: Dict[str, list] = {}  # path -> every distribution listing it, for a path two list
-    for dist in dists:
-        for _entry, loc, _problem in locations.get(dist.dist_info, []):
-            if loc is not None and first.setdefault(loc, dist.dist_info) is not dist.dist_info:
-                shared.setdefault(loc, [first[loc]]).append(dist.dist_info)
+    if shared is None:
+        shared = listed_paths(dists, locations)[1]
+    shared = {loc: [dist.dist_info for dist, _entry in pairs] for loc, pairs in shared.items()}
     ends = {key: max(times.values()) for key, times in own.items() if times}
     return {dist.dist_info: _stamp(dist, own[dist.dist_info], locations.get(dist.dist_info, []), shared, ends, stats, now)
             for dist in dists}

@@ -35,7 +35,7 @@ from ansible_collections.gpuops.cuda_venv.plugins.module_utils._read.read_index 
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._read.probe import (
     InterpreterInfo, ProbeResult, probe_import, query_interpreter)
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._read.record_check import (
-    Conflict, FileState, check_all, file_digest, find_conflicts)
+    Conflict, FileState, check_all, file_digest, find_conflicts, listed_paths)
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._read.requirements import (
     RequirementEdge, closure, marker_env_fallback)
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._core.runner import Runner, clean_env
@@ -168,12 +168,14 @@ def _read_disk(options, layout, interpreter, site_packages, dists, module, loade
     links: set = set()
     index = load_index(layout.state_dir, layout.root) if options.read_index else None
     elf_reader = index.elf if index else read_elf
-    locations = locate_entries(dists, layout.root)
+    real: Dict[str, str] = {}  # each folder's real path, resolved once for the locations and the owner index
+    locations = locate_entries(dists, layout.root, real)
     file_states = check_all(dists, layout.root, options.verify, digests=digests, locations=locations, stats=stats,
                             links=links)
     file_states, scripts = check_scripts(dists, layout, locations, file_states, options.judged_as)
-    conflicts = find_conflicts(dists, layout.root, digests=digests, locations=locations)
-    owner_index, unsafe = _index_owners(dists, locations, links)
+    listing = listed_paths(dists, locations)
+    conflicts = find_conflicts(dists, layout.root, digests=digests, shared=listing[1])
+    owner_index, unsafe = _index_owners(dists, locations, links, listing, real)
     objects = _scan_objects(dists, locations, elf_reader)
     majors = {d.dist_info: _major_of(d, objects) for d in dists}
     sys_path = interpreter.sys_path if interpreter.ok else site_packages
@@ -193,8 +195,9 @@ def _read_disk(options, layout, interpreter, site_packages, dists, module, loade
         majors=majors, objects=objects, unsafe_entries=unsafe, loader=loader, entry_points=entry_points,
         preloaded=preloaded, import_graph=import_graph, other_resolutions=other, requirements=requirements,
         probe=None, gpu=gpu, owner_index=owner_index, digests=digests, scripts=scripts, shadowed=shadowed,
-        guard=read_guard(layout.state_dir), stamps=read_stamps(dists, locations, stats), performance=performance,
-        read_index=index)
+        guard=read_guard(layout.state_dir), stamps=read_stamps(dists, locations, stats, shared=listing[1]),
+        performance=performance,
+        read_index=index, resolved=real)
 
 
 def each_resolution(import_graph, other):
@@ -270,27 +273,32 @@ def _site_packages(layout: VenvLayout, interpreter: InterpreterInfo) -> Tuple[st
     return tuple(dirs)
 
 
-def _index_owners(dists: List[Distribution], locations: dict, links: set):
+def _index_owners(dists: List[Distribution], locations: dict, links: set, listing: tuple, real: dict):
     """{real path: owners} (real paths match what the loader reports) and the entries leaving the venv. ``links``: the
-    located paths that are symlinks (check_all's); any other resolves as its folder's real path and its name."""
+    located paths that are symlinks (check_all's); any other resolves as its folder's real path and its name.
+    ``listing``: listed_paths()'s; when no folder and no entry resolves elsewhere (most venvs) it is the index.
+    ``real``: real_path's memo, as locate_entries() filled it."""
+    unsafe = [(dist, entry.path, problem) for dist in dists for entry, path, problem in locations[dist.dist_info]
+              if path is None]
+    first, shared = listing
+    folders = {path.rpartition("/")[0] or "/" for path in first}
+    if not links and all(real_path(folder, real) == folder for folder in folders):
+        index = {path: [pair[0]] for path, pair in first.items()}
+        index.update((path, [dist for dist, _entry in pairs]) for path, pairs in shared.items())
+        return index, unsafe
     index: Dict[str, List[Distribution]] = {}
-    unsafe = []
-    real: Dict[str, str] = {}
-    folders: Dict[str, str] = {}  # folder -> its real path, with a trailing slash
     for dist in dists:
-        for entry, path, problem in locations[dist.dist_info]:
+        for _entry, path, _problem in locations[dist.dist_info]:
             if path is None:
-                unsafe.append((dist, entry.path, problem))
                 continue
             if path in links:
                 found = real_path(path, real)
             else:
                 folder, _sep, name = path.rpartition("/")
-                base = folders.get(folder)
-                if base is None:
-                    base = folders[folder] = real_path(folder or "/", real).rstrip("/") + "/"
-                found = base + name
-            index.setdefault(found, []).append(dist)
+                found = real_path(folder or "/", real).rstrip("/") + "/" + name
+            owners = index.setdefault(found, [])
+            if not owners or owners[-1] is not dist:
+                owners.append(dist)
     return index, unsafe
 
 
@@ -323,9 +331,9 @@ def _scan_objects(dists: List[Distribution], locations: dict, reader=read_elf) -
     objects: Dict[str, SharedObject] = {}
     for dist in dists:
         for entry, path, _problem in locations[dist.dist_info]:
-            if path is None or not is_shared_object(entry.path):
+            if path is None or ".so" not in entry.path or not is_shared_object(entry.path):
                 continue
-            if path is None or path in objects or not os.path.isfile(path):
+            if path in objects or not os.path.isfile(path):
                 continue
             try:
                 info, error = reader(path), None

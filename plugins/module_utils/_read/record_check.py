@@ -205,14 +205,14 @@ def _state(rows: list, stats: dict, digests: dict, failed: set) -> FileState:
     )
 
 
-def _shared(dists, venv_root: str, locations: Optional[dict] = None) -> dict:
-    """{abs path: [(dist, entry), ...]} of the paths two or more distributions list, one pair per distribution, in
-    ``dists`` order."""
+def listed_paths(dists, locations: dict) -> tuple:
+    """({abs path: (dist, entry) of the first distribution listing it}, {abs path: [(dist, entry), ...]} of the paths
+    two or more distributions list, one pair per distribution, in ``dists`` order). ``locations``: locate_entries()'s.
+    One pass: the conflicts, the owner index and the install times share it."""
     first: dict = {}
     shared: dict = {}
-    locations = locations if locations is not None else locate_entries(dists, venv_root)
     for dist in dists:
-        for entry, loc, _problem in locations[dist.dist_info]:
+        for entry, loc, _problem in locations.get(dist.dist_info, ()):
             if loc is None:
                 continue
             found = first.setdefault(loc, (dist, entry))
@@ -220,13 +220,17 @@ def _shared(dists, venv_root: str, locations: Optional[dict] = None) -> dict:
                 pairs = shared.setdefault(loc, [found])
                 if all(other is not dist for other, _entry in pairs):
                     pairs.append((dist, entry))
-    return shared
+    return first, shared
 
 
-def find_conflicts(dists, venv_root: str, digests: Optional[dict] = None, locations: Optional[dict] = None) -> list:
-    """Paths listed in two or more RECORDs, sorted by path; ``digests`` as filled by check_all()."""
+def find_conflicts(dists, venv_root: str, digests: Optional[dict] = None, locations: Optional[dict] = None,
+                   shared: Optional[dict] = None) -> list:
+    """Paths listed in two or more RECORDs, sorted by path; ``digests`` as filled by check_all(); ``shared``: the
+    second half of listed_paths(), when the caller has it."""
     conflicts = []
-    owned = _shared(dists, venv_root, locations)
+    if shared is None:
+        shared = listed_paths(dists, locations if locations is not None else locate_entries(dists, venv_root))[1]
+    owned = shared
     for loc in sorted(owned):
         pairs = owned[loc]
         conflicts.append(Conflict(

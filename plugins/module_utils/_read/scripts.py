@@ -56,6 +56,7 @@ def check_scripts(dists, layout, locations: dict, file_states: dict, judged_as: 
     ``judged_as``: the root the venv is judged at when it is not its own (a swap's copy: the live venv's).
     """
     bin_dir = os.path.join(layout.root, "bin")
+    in_bin = bin_dir + "/"
     root = judged_as or layout.root
     former = former_roots(layout, judged_as)
     relocated: Dict[str, Tuple[str, ...]] = {}
@@ -67,7 +68,7 @@ def check_scripts(dists, layout, locations: dict, file_states: dict, judged_as: 
         declared = None
         moved = []
         for entry, loc, _problem in locations.get(dist.dist_info, ()):
-            if loc is None or os.path.dirname(loc) != bin_dir:
+            if loc is None or not loc.startswith(in_bin) or "/" in loc[len(in_bin):]:
                 continue
             data = _read_script(loc)
             if data is None:

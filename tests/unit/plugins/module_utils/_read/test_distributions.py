@@ -15,11 +15,14 @@ import sys
 import pytest
 
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._read.distributions import (
+    _common_entry,
+    _record_entry,
     Distribution,
     RecordEntry,
     entry_location,
     label_key,
     locate_entries,
+    parse_record,
     read_distributions,
 )
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._read.venv_layout import VenvError, read_layout
@@ -125,6 +128,33 @@ def test_record_problems(site):
         RecordEntry("md.py", "nohash", "abc", 1),
         RecordEntry("short.py", None, None, None),
     )
+
+
+@pytest.mark.parametrize("line, common", [
+    # what pip and uv write: hashed payload, unhashed RECORD and .pyc, a script above site-packages, padding kept
+    ("torch/__init__.py,sha256=Zm9vYmFy_-0,1234", True),
+    ("torch-2.9.1.dist-info/RECORD,,", True),
+    ("../../../bin/torchrun,sha256=YWJj==,229", True),
+    ("nvidia/cu13/lib/libcudart.so.13,sha512=QUJD,0", True),
+    (" é/ünïcode path.py,md5=eHl6,", True),
+    ("a.py,sha256=abc=def,1", True),
+    ("b.py,sha256=,2", False),
+    ("c.py,nohash=abc,3", False),
+    ("d.py,,x", False),
+    ("d.py,,٣", False),  # a digit, but not an ASCII one
+    ("e.py,,1,extra", False),
+    ("e.py,sha256", False),
+    (",sha256=abc,1", False),
+    ("nul\x00.py,,", False),
+])
+def test_a_common_record_line_is_read_as_the_full_reading_reads_it(line, common):
+    """The fast reading of a common RECORD line gives the full reading's entry; any other line is left to the full
+    reading, which says what is wrong with it."""
+    row = line.split(",")
+    problems = []
+    full = _record_entry(row, 1, problems)
+    assert _common_entry(row) == (full if common else None)
+    assert (problems == []) == common
 
 
 def test_record_missing_and_not_utf8(site):
