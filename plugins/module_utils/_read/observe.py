@@ -24,14 +24,13 @@ from ansible_collections.gpuops.cuda_venv.plugins.module_utils._core.names impor
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._read.distributions import (
     Distribution, entry_location, locate_entries, read_distributions)
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._read.elf import ElfError, ElfInfo, read_elf
-from ansible_collections.gpuops.cuda_venv.plugins.module_utils._read.fatbin import read_kernels
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._read.gpu import gpu_facts
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._read.guard_state import GuardState, read_guard
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._read.install_times import InstallStamp, read_stamps
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._read.performance_state import PerformanceReading, read_performance
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._read.loader import (
     LoaderConfig, LoadResult, Resolution, build_config, simulate_load)
-from ansible_collections.gpuops.cuda_venv.plugins.module_utils._read.read_index import ReadIndex, load_index
+from ansible_collections.gpuops.cuda_venv.plugins.module_utils._read.read_index import DirectReader, ReadIndex, load_index
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._read.probe import (
     InterpreterInfo, ProbeResult, probe_import, query_interpreter)
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._read.record_check import (
@@ -167,7 +166,7 @@ def _read_disk(options, layout, interpreter, site_packages, dists, module, loade
     stats: dict = {}
     links: set = set()
     index = load_index(layout.state_dir, layout.root) if options.read_index else None
-    elf_reader = index.elf if index else read_elf
+    reader = index or DirectReader()
     real: Dict[str, str] = {}  # each folder's real path, resolved once for the locations and the owner index
     locations = locate_entries(dists, layout.root, real)
     file_states = check_all(dists, layout.root, options.verify, digests=digests, locations=locations, stats=stats,
@@ -176,19 +175,19 @@ def _read_disk(options, layout, interpreter, site_packages, dists, module, loade
     listing = listed_paths(dists, locations)
     conflicts = find_conflicts(dists, layout.root, digests=digests, shared=listing[1])
     owner_index, unsafe = _index_owners(dists, locations, links, listing, real)
-    objects = _scan_objects(dists, locations, elf_reader)
+    objects = _scan_objects(dists, locations, reader.elf)
     majors = {d.dist_info: _major_of(d, objects) for d in dists}
     sys_path = interpreter.sys_path if interpreter.ok else site_packages
     entry_points = _entry_points(options.anchor, module, site_packages)
-    import_graph, preloaded = _import_graph(options.anchor, entry_points, loader, interpreter, sys_path, elf_reader)
+    import_graph, preloaded = _import_graph(options.anchor, entry_points, loader, interpreter, sys_path, reader.elf)
     marker_env = interpreter.marker_env if interpreter.ok else marker_env_fallback(layout.version)
-    other = resolve_others(objects, import_graph, loader, options.anchor, marker_env, elf_reader)
+    other = resolve_others(objects, import_graph, loader, options.anchor, marker_env, reader.elf)
     shadowed = find_shadowed(each_resolution(import_graph, other), layout.root, _files_by_name(objects))
     requirements = closure((options.anchor,) + tuple(options.roots), dists, marker_env)
     gpu = gpu_facts(with_state=options.performance) if options.gpu else None
     performance = read_performance(layout.root, [p for p, o in objects.items() if o.elf is not None],
                                    tuple(gpu.pop("states", ())) if gpu else (),
-                                   index.kernels if index else read_kernels) if options.performance else None
+                                   reader.kernels) if options.performance else None
     return Observations(
         options=options, layout=layout, interpreter=interpreter,
         site_packages=site_packages, distributions=dists, file_states=file_states, conflicts=conflicts,
@@ -402,7 +401,7 @@ def _import_graph(anchor, entry_points, loader, interpreter, sys_path, reader=re
     executable = interpreter.executable if interpreter.ok else None
     preloaded: Dict[str, str] = {}
     if anchor == "torch" and _missing_cuda(simulate_load(entry_points[:1], loader, executable=executable, read_elf=reader)):
-        preloaded = torch_preload(sys_path)
+        preloaded = torch_preload(sys_path, reader)
     return simulate_load(entry_points, loader, executable=executable, preloaded=preloaded, read_elf=reader), preloaded
 
 
@@ -412,25 +411,26 @@ def _missing_cuda(result: LoadResult) -> bool:
                for resolutions in result.resolutions.values() for r in resolutions)
 
 
-def torch_preload(sys_path) -> Dict[str, str]:
-    """What torch's _preload_cuda_deps would load: first match of each library over sys.path."""
+def torch_preload(sys_path, reader=read_elf) -> Dict[str, str]:
+    """What torch's _preload_cuda_deps would load: first match of each library over sys.path (each read with
+    ``reader``: read_elf, or a read index's)."""
     preloaded: Dict[str, str] = {}
     for folder, pattern in cuda.TORCH_PRELOAD:
         for entry in sys_path:
             candidates = []
             for sub in (folder,) + cuda.TORCH_PRELOAD_SHARED_FOLDERS:
                 candidates.extend(sorted(glob.glob(os.path.join(entry or ".", "nvidia", sub, "lib", pattern))))
-            hit = _first_loadable(candidates)
+            hit = _first_loadable(candidates, reader)
             if hit:
                 preloaded[hit[0]] = hit[1]
                 break
     return preloaded
 
 
-def _first_loadable(candidates) -> Optional[Tuple[str, str]]:
+def _first_loadable(candidates, reader) -> Optional[Tuple[str, str]]:
     for path in candidates:
         try:
-            info = read_elf(path)
+            info = reader(path)
         except (ElfError, OSError):
             continue
         return (info.soname or os.path.basename(path)), path

@@ -32,6 +32,13 @@ _ELF_FIELDS = ("elf_class", "little_endian", "machine", "osabi", "elf_type", "so
 _KERNEL_FIELDS = ("sass", "ptx", "section_size", "containers", "entries", "flags", "problem", "elsewhere", "empty")
 
 
+class DirectReader:
+    """A read index's ``elf`` and ``kernels`` without the index (``read_index: false``): every file read, nothing kept."""
+
+    elf = staticmethod(read_elf)
+    kernels = staticmethod(read_kernels)
+
+
 def index_path(state_dir: str) -> str:
     return os.path.join(state_dir, INDEX_NAME)
 

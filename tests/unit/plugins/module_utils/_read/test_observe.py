@@ -6,12 +6,14 @@ a venv read from disk."""
 
 from __future__ import annotations
 
+import json
 import os
 
 import pytest
 
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._core.runner import SubprocessRunner
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._read.loader import build_config
+from ansible_collections.gpuops.cuda_venv.plugins.module_utils._read.read_index import load_index
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._read.venv_layout import VenvError, read_layout
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._read.observe import (
     FactsOptions, _entry_points, import_name, observe, torch_preload)
@@ -64,6 +66,17 @@ def test_torch_preload_takes_the_first_loadable_match_over_sys_path_in_torchs_or
     (late / "nvidia" / "cufile" / "lib").mkdir(parents=True)
     (late / "nvidia" / "cufile" / "lib" / "libcufile.so.0.txt").write_text("x")  # does not match the glob
     assert list(torch_preload([str(early), str(tmp_path / "absent"), str(late)]).items()) == expected
+
+
+@requires_gcc
+def test_torch_preload_reads_through_the_read_index_when_given_one(tmp_path):
+    site = tmp_path / "site-packages"
+    expected = {"libcudnn.so.9": _lib(site, "cudnn", "libcudnn.so.9"), "libnccl.so.2": _lib(site, "nccl", "libnccl.so.2")}
+    (site / "nvidia" / "cublas" / "lib").mkdir(parents=True)
+    (site / "nvidia" / "cublas" / "lib" / "libcublas.so.12").write_bytes(b"")  # not loadable: it fails, and is not kept
+    index = load_index(str(tmp_path), str(tmp_path))
+    assert torch_preload([str(site)], index.elf) == expected
+    assert (index.read, sorted(json.loads(index.as_json())["elf"])) == (2, sorted(expected.values()))
 
 
 @requires_gcc
