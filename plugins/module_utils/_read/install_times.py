@@ -72,8 +72,11 @@ def _own_times(dist, rows, stats) -> Dict[str, float]:
         folder = _mtime(dist.dist_info, stats)
         return {} if folder is None else {"folder": folder}
     folder_name = os.path.basename(dist.dist_info)
+    inside = folder_name + "/"
     listed = {}
     for entry, loc, _problem in rows:
+        if not entry.path.startswith(inside):
+            continue
         head, _sep, name = entry.path.rpartition("/")
         if head == folder_name and name in OWN_FILES and loc is not None:
             listed[name] = loc
@@ -114,7 +117,7 @@ def _written(dist, rows, shared, ends, stats) -> list:
         if loc is not None and not entry.path.endswith(".pyc"):
             others = shared.get(loc)
             if not others or (mine is not None and not any(ends.get(o, mine) > mine for o in others)):
-                found = _stat(loc, stats)
+                found = stats[loc] if loc in stats else _stat(loc, stats)
                 if found is not None and not isinstance(found, OSError) and (entry.size is None or found.st_size == entry.size):
                     time_ = found.st_mtime
         written.append((time_, entry.path))

@@ -247,6 +247,8 @@ def import_name(anchor: str, dists: List[Distribution]) -> str:
             continue
         tops = []
         for entry in dist.entries:
+            if not entry.path.endswith("/__init__.py"):
+                continue
             head, sep, _rest = entry.path.partition("/")
             if sep and not head.endswith((".dist-info", ".data")) and not head.startswith(".") and head not in tops \
                     and entry.path == head + "/__init__.py":

@@ -28,6 +28,7 @@ from typing import Dict, List, Optional
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._core import cuda_knowledge as cuda
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._read.loader import VIA_LOADED, resolve_object
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._read.elf import read_elf
+from ansible_collections.gpuops.cuda_venv.plugins.module_utils._read.venv_layout import real_path
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._read.requirements import closure
 
 VIA_ANCHOR_IMPORT = "anchor_import"
@@ -39,7 +40,8 @@ PATHFINDER = "cuda-pathfinder"
 def resolve_others(objects: dict, import_graph, loader, anchor: str, marker_env: dict, reader=read_elf) -> Dict[str, list]:
     """{path: [Resolution]} for every shared object the anchor's import does not load (``objects``: observe's; ``reader``:
     read_elf, or a read index's)."""
-    loaded_paths = {os.path.realpath(p) for p in import_graph.objects} if import_graph else set()
+    real: Dict[str, str] = {}  # real_path's memo: each folder resolved once
+    loaded_paths = {real_path(os.path.abspath(p), real) for p in import_graph.objects} if import_graph else set()
     after_anchor = _loaded_sonames(objects, import_graph)
     from_wheels = _nvidia_wheel_files(objects)
     own_files = _files_by_owner(objects)
@@ -47,7 +49,7 @@ def resolve_others(objects: dict, import_graph, loader, anchor: str, marker_env:
     routes: Dict[str, tuple] = {}
     resolved: Dict[str, list] = {}
     for path, obj in objects.items():
-        if obj.elf is None or os.path.realpath(path) in loaded_paths:
+        if obj.elf is None or real_path(os.path.abspath(path), real) in loaded_paths:
             continue
         owner = obj.owner
         if owner.dist_info not in routes:
