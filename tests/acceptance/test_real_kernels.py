@@ -37,7 +37,9 @@ def test_torch_2_9_1_carries_sm_70_to_sm_120_and_no_ptx():
 
 def test_torch_2_14_1_has_no_sm_70_and_is_refused_for_a_v100():
     torch_cuda = _kernels("torch-2.14.1-*.whl")["torch/lib/libtorch_cuda.so"]
-    assert torch_cuda.sass == (75, 80, 86, 90, 100, 103, 120, 121) and torch_cuda.ptx == ()
+    # FACTS section 11 names the one sm_121 entry; the section also holds one sm_89 entry, as 2.9.1's does
+    # (counted again by an independent readelf + struct scan: 475 sm_75 ... 1 sm_89, 1 sm_121).
+    assert torch_cuda.sass == (75, 80, 86, 89, 90, 100, 103, 120, 121) and torch_cuda.ptx == ()
     path = _wheel("torch-2.14.1-*.whl")
     wheel = read_wheel(path, "/venv", "/venv/lib/python3.12/site-packages", "3.12")
     findings, judged = kernel_refusals({"torch": wheel}, ["torch"], ["7.0"])
