@@ -204,3 +204,26 @@ def test_a_symlinked_entry_is_checked_by_its_target_and_named_in_links(tmp_path)
     assert (state.missing, state.modified) == ((), ())
     assert links == {site + "/demo/libdemo.so"}
     assert stats[site + "/demo/libdemo.so"].st_size == 5
+
+
+def test_paths_two_distributions_list_are_judged_alike_for_each_and_stat_ed_once(venv):
+    site = site_of(venv)
+    files = {"demo/shared.so": b"12345", "demo/gone.so": b"gone", "demo/target.so": b"abc", "demo/link.so": b"abc"}
+    make_dist(site, "first", "1.0", files)
+    make_dist(site, "second", "2.0", files)
+    with open(site + "/demo/shared.so", "wb") as handle:
+        handle.write(b"123456")  # the size neither RECORD says
+    os.unlink(site + "/demo/gone.so")
+    os.unlink(site + "/demo/link.so")
+    os.symlink("target.so", site + "/demo/link.so")
+    dists = read_distributions([site])
+    stats, links = {}, set()
+    states = check_all(dists, venv, stats=stats, links=links)
+    assert [(s.missing, s.modified, s.unreadable, s.checked) for s in states.values()] == [
+        (("demo/gone.so",), ("demo/shared.so",), (), 7)] * 2
+    assert links == {site + "/demo/link.so"}
+    assert stats[site + "/demo/link.so"].st_size == 3 and stats[site + "/demo/gone.so"] is None
+    assert stats[site + "/demo/shared.so"].st_size == 6
+    hashed_stats = {}
+    check_all(dists, venv, mode="hash", stats=hashed_stats)
+    assert sorted(hashed_stats) == sorted(stats)
