@@ -113,6 +113,8 @@ def _size_state(rows: list, stats: dict, links: set) -> FileState:
     unusual = []
     for row in rows:
         loc = row[1]
+        if row[0].size is None and _bytecode_cache(row[0]):
+            continue  # skipped, as _plan says
         if loc is not None and loc not in stats:
             try:
                 found = lstat(loc)
@@ -134,8 +136,8 @@ def _stat_all(locations: dict, stats: dict, links: set) -> None:
     """Fill ``stats`` for every located entry: lstat, and stat again only a symlink (into ``links``)."""
     lstat, is_link = os.lstat, stat.S_ISLNK
     for rows in locations.values():
-        for _entry, loc, _problem in rows:
-            if loc is None or loc in stats:
+        for entry, loc, _problem in rows:
+            if loc is None or loc in stats or (entry.size is None and _bytecode_cache(entry)):
                 continue
             try:
                 found = lstat(loc)
@@ -153,12 +155,11 @@ def _plan(entry, loc: Optional[str], mode: str, stats: dict) -> tuple:
     """(entry, abs path, status) with status unsafe, missing, skipped, unreadable, modified, hash or ok."""
     if loc is None:
         return entry, None, "unsafe"
+    if _bytecode_cache(entry):
+        return entry, loc, "skipped"
     found = stats[loc]
     if found is None:
-        # pip records the .pyc files it compiled without a hash; they are a cache that
-        # Python rebuilds, so a missing one breaks nothing (conda doctor skips them too).
-        # Other hashless entries (RECORD itself, INSTALLER from some tools) must exist.
-        return entry, loc, "skipped" if entry.digest is None and entry.path.endswith(".pyc") else "missing"
+        return entry, loc, "missing"
     if isinstance(found, OSError):
         return entry, loc, "unreadable"
     if not stat.S_ISREG(found.st_mode) or (entry.size is not None and found.st_size != entry.size):
@@ -166,6 +167,13 @@ def _plan(entry, loc: Optional[str], mode: str, stats: dict) -> tuple:
     if mode == "hash" and entry.digest and entry.algorithm in hashlib.algorithms_available:
         return entry, loc, "hash"
     return entry, loc, "ok"
+
+
+def _bytecode_cache(entry) -> bool:
+    """pip records the .pyc files it compiled with neither hash nor size: a cache that Python rebuilds, so whether one
+    is there, or what it holds, breaks nothing (conda doctor skips them too); such an entry is not looked at on disk.
+    Other hashless entries (RECORD itself, INSTALLER from some tools) must exist."""
+    return entry.digest is None and entry.size is None and entry.path.endswith(".pyc")
 
 
 def _hash_files(wanted: dict, digests: dict, failed: set, workers: Optional[int]) -> None:

@@ -227,3 +227,21 @@ def test_paths_two_distributions_list_are_judged_alike_for_each_and_stat_ed_once
     hashed_stats = {}
     check_all(dists, venv, mode="hash", stats=hashed_stats)
     assert sorted(hashed_stats) == sorted(stats)
+
+
+def test_pip_s_hashless_bytecode_is_not_looked_at_on_disk_in_either_mode(venv):
+    site = site_of(venv)
+    info = make_dist(site, "demo", "1.0", {"demo/__init__.py": b"x = 1\n"})
+    with open(info + "/RECORD", "a") as handle:
+        handle.write("demo/__pycache__/__init__.cpython-312.pyc,,\n")  # as pip writes what it compiled
+        handle.write("demo/__pycache__/gone.cpython-312.pyc,,\n")
+        handle.write("demo/sized.pyc,,4\n")  # a size: checked like any file
+    os.makedirs(site + "/demo/__pycache__/__init__.cpython-312.pyc")  # not a file: nothing to say about a cache
+    with open(site + "/demo/sized.pyc", "wb") as handle:
+        handle.write(b"12345")
+    dist = one(venv)
+    for mode in ("size", "hash"):
+        stats = {}
+        state = check_all([dist], venv, mode=mode, stats=stats)[dist.dist_info]
+        assert (state.missing, state.modified, state.unreadable, state.checked) == ((), ("demo/sized.pyc",), (), 7)
+        assert not [path for path in stats if "__pycache__" in path]
