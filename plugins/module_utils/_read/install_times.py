@@ -95,10 +95,13 @@ def _stamp(dist, own, rows, shared, ends, stats, now) -> InstallStamp:
     after = None
     if dist.installer in WRITES_EVERY_FILE:
         written = _written(dist, rows, shared, ends, stats)
-        start = min([t for t, _path in written if t is not None and t <= end + _ORDER_SLACK] + [start])
+        limit = end + _ORDER_SLACK
+        start = min([t for t, _path in written if t <= limit] + [start])
         evidence = "every file pip wrote"
         installer = own.get("INSTALLER")
-        late = [path for t, path in written if _late(t, installer, end) and path.rpartition("/")[2] not in OWN_FILES]
+        # a file written after INSTALLER (by more than a tick) and no later than the install's end
+        late = [] if installer is None else [path for t, path in written if installer + _TICK < t <= limit
+                                             and path.rpartition("/")[2] not in OWN_FILES]
         after = late[0] if late else None
     stamp = _checked(start, end, evidence, own.get("INSTALLER"), now, own.get("RECORD"))
     if after is not None and stamp.problem is None:
@@ -108,19 +111,21 @@ def _stamp(dist, own, rows, shared, ends, stats, now) -> InstallStamp:
 
 
 def _written(dist, rows, shared, ends, stats) -> list:
-    """(mtime, RECORD path) of each file this install wrote; the time is None when the file may be another writer's: a
-    path other distributions list too (``shared``) counts only for the one installed last (its writer)."""
+    """(mtime, RECORD path) of each file this install wrote, in RECORD order, less those whose time tells nothing: a
+    ``.pyc``, a file missing or of another size, and a path other distributions list too (``shared``) unless this
+    one was installed last (its writer)."""
     mine = ends.get(dist.dist_info)
     written = []
     for entry, loc, _problem in rows:
-        time_ = None
-        if loc is not None and not entry.path.endswith(".pyc"):
-            others = shared.get(loc)
-            if not others or (mine is not None and not any(ends.get(o, mine) > mine for o in others)):
-                found = stats[loc] if loc in stats else _stat(loc, stats)
-                if found is not None and not isinstance(found, OSError) and (entry.size is None or found.st_size == entry.size):
-                    time_ = found.st_mtime
-        written.append((time_, entry.path))
+        path = entry.path
+        if loc is None or path.endswith(".pyc"):
+            continue
+        others = shared.get(loc)
+        if others and (mine is None or any(ends.get(o, mine) > mine for o in others)):
+            continue
+        found = stats[loc] if loc in stats else _stat(loc, stats)
+        if found is not None and not isinstance(found, OSError) and (entry.size is None or found.st_size == entry.size):
+            written.append((found.st_mtime, path))
     return written
 
 
@@ -156,8 +161,3 @@ def iso_time(seconds: float) -> str:
     """ISO 8601 in UTC, to the millisecond: 2026-12-03T18:47:38.123Z."""
     whole = int(seconds // 1)
     return time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(whole)) + ".%03dZ" % int((seconds - whole) * 1000)
-
-
-def _late(written: Optional[float], installer: Optional[float], end: float) -> bool:
-    """True for a pip file written after its INSTALLER (by more than a tick) and no later than the install's end."""
-    return installer is not None and written is not None and installer + _TICK < written <= end + _ORDER_SLACK
