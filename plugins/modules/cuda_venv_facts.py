@@ -69,8 +69,9 @@ options:
     version_added: "1.1.0"
   read_index:
     description:
-      - Reuse what an earlier run read from each ELF file (its dynamic section, its C(.nv_fatbin) kernels) when the file
-        is the same one - same device, inode, size, mtime and ctime - and keep what this run read for the next, in
+      - Reuse what an earlier run read from each ELF file (its dynamic section, its C(.nv_fatbin) kernels) and from each
+        dist-info folder (its METADATA, RECORD and INSTALLER, whether REQUESTED and C(direct_url.json) are there) when the
+        files are the same ones - same device, inode, size, mtime and ctime - and keep what this run read for the next, in
         C(read-index.json) of the venv's state folder C(.cuda_venv) (owner-only; created when absent only by the user
         who owns the venv, so that root's diagnosis of a user's venv leaves nothing the user's own repair cannot write).
       - A file changed in the second the run that wrote the index began, or later, is read again; an index that is
@@ -268,7 +269,7 @@ ansible_facts:
               why: "a CUDA 12 consumer requiring torch (==2.9.1) (torch 2.9.1); nothing on disk proves it wrong for this venv"
         read_index:
           description:
-            - What O(read_index) did - C(reused) (files answered from the index), C(read) (files read), C(ignored) (why
+            - What O(read_index) did - C(reused) (ELF files and dist-info folders answered from the index), C(read) (those read), C(ignored) (why
               an index found was not used), C(saved) (kept for the next run) and C(note) (why not).
             - V(null) with O(read_index=false).
           type: dict

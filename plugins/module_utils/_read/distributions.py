@@ -31,6 +31,9 @@ _SIZE = re.compile(r"^[0-9]+$")
 _ALGORITHMS = frozenset(hashlib.algorithms_available)
 
 
+DIST_INFO_FILES = ("METADATA", "RECORD", "INSTALLER", "REQUESTED", "direct_url.json")  # what read_dist_info reads
+
+
 class RecordEntry(NamedTuple):
     """One RECORD row: the path as written, its hash (urlsafe base64, no padding) and size. A named tuple: a venv
     has tens of thousands, made in half the time of a frozen dataclass's."""
@@ -76,8 +79,10 @@ class Metadata:
     requires_dist: tuple = ()
 
 
-def read_distributions(site_packages_dirs) -> list:
-    """Every *.dist-info and *.egg-info in the given dirs, duplicates kept, sorted by (key, version, path)."""
+def read_distributions(site_packages_dirs, dist_info_reader=None) -> list:
+    """Every *.dist-info and *.egg-info in the given dirs, duplicates kept, sorted by (key, version, path).
+    ``dist_info_reader``: read_dist_info's contract (a read index's answers from an earlier run); default read_dist_info."""
+    read_dist_info_ = dist_info_reader or read_dist_info
     dists = []
     for site in site_packages_dirs:
         try:
@@ -87,7 +92,7 @@ def read_distributions(site_packages_dirs) -> list:
         for name in names:
             path = os.path.join(site, name)
             if name.endswith(".dist-info") and os.path.isdir(path):
-                dists.append(_read_dist_info(path, site))
+                dists.append(read_dist_info_(path, site))
             elif name.endswith(".egg-info"):
                 dists.append(_read_egg_info(path, site))
     return sorted(dists, key=lambda d: (d.key, d.version, d.dist_info))
@@ -137,7 +142,9 @@ def _slashed(folder: Optional[str]) -> Optional[str]:
     return folder if folder is None or folder.endswith("/") else folder + "/"
 
 
-def _read_dist_info(path: str, site: str) -> Distribution:
+def read_dist_info(path: str, site: str) -> Distribution:
+    """The distribution the dist-info folder ``path`` in ``site`` describes: its METADATA, RECORD and INSTALLER, and
+    whether REQUESTED and direct_url.json are there (DIST_INFO_FILES: what it reads)."""
     problems = []
     headers = _read_metadata(os.path.join(path, "METADATA"), "METADATA", problems)
     entries = _read_record(os.path.join(path, "RECORD"), problems)

@@ -141,32 +141,59 @@ def observe(options: FactsOptions, runner: Runner, loader: Optional[LoaderConfig
     """
     if layout is None or layout.root != os.path.normpath(options.path):
         layout = read_layout(options.path)
+    index = load_index(layout.state_dir, layout.root) if options.read_index else None
+    reader = index or DirectReader()
     with ThreadPoolExecutor(max_workers=1) as background:
-        asking = background.submit(query_interpreter, layout.python, runner)  # a child Python: read the disk meanwhile
-        dists = read_distributions(layout.site_packages)
+        # a child Python, then the import probe (its own process), one after the other: the disk is read meanwhile
+        asking = background.submit(query_interpreter, layout.python, runner)
+        dists = read_distributions(layout.site_packages, reader.dist_info)
+        module = import_name(options.anchor, dists)
+        probing = background.submit(_probe_if_usable, options, layout, module, runner, asking) if options.probe else None
+        files = _read_files(options, layout, dists, reader)
         interpreter = asking.result()
-    site_packages = _site_packages(layout, interpreter)
-    if site_packages != layout.site_packages:
-        dists = read_distributions(site_packages)  # the interpreter's purelib or platlib is another folder
-    module = import_name(options.anchor, dists)
-    loader = loader if loader is not None else loader_config(runner, options.ld_library_path)
-    with ThreadPoolExecutor(max_workers=1) as background:
-        probing = None
-        if options.probe and interpreter.ok:
-            probing = background.submit(probe_import, layout.python, module, runner, pycache=options.pycache,
-                                        ld_library_path=options.ld_library_path, timeout=options.probe_timeout,
-                                        loader_only=options.probe_loader_only)
-        obs = _read_disk(options, layout, interpreter, site_packages, dists, module, loader)
+        site_packages = _site_packages(layout, interpreter)
+        if site_packages != layout.site_packages:  # the interpreter's purelib or platlib is another folder
+            dists = read_distributions(site_packages, reader.dist_info)
+            files = _read_files(options, layout, dists, reader)
+        loader = loader if loader is not None else loader_config(runner, options.ld_library_path)
+        obs = _read_rest(options, layout, interpreter, site_packages, import_name(options.anchor, dists), loader, index,
+                         files)
         probe = probing.result() if probing is not None else None
+    if probe is not None and import_name(options.anchor, dists) != module:
+        probe = _probe_if_usable(options, layout, import_name(options.anchor, dists), runner, asking)
     return add_probe(obs, probe) if probe is not None else obs
 
 
-def _read_disk(options, layout, interpreter, site_packages, dists, module, loader) -> Observations:
+def _probe_if_usable(options, layout, module, runner, asking) -> Optional[ProbeResult]:
+    """The import probe of ``module``, once the interpreter query (``asking``) said the interpreter runs; else None."""
+    if not asking.result().ok:
+        return None
+    return probe_import(layout.python, module, runner, pycache=options.pycache, ld_library_path=options.ld_library_path,
+                        timeout=options.probe_timeout, loader_only=options.probe_loader_only)
+
+
+@dataclass(frozen=True)
+class _Files:
+    """What the distributions' files say, read before the interpreter's answer is needed (_read_files)."""
+
+    dists: list
+    locations: dict
+    file_states: dict
+    scripts: Optional[ScriptCheck]
+    conflicts: list
+    owner_index: dict
+    unsafe: list
+    objects: dict
+    majors: dict
+    digests: dict
+    stamps: dict
+    real: dict
+
+
+def _read_files(options, layout, dists, reader) -> _Files:
     digests: dict = {}
     stats: dict = {}
     links: set = set()
-    index = load_index(layout.state_dir, layout.root) if options.read_index else None
-    reader = index or DirectReader()
     real: Dict[str, str] = {}  # each folder's real path, resolved once for the locations and the owner index
     locations = locate_entries(dists, layout.root, real)
     file_states = check_all(dists, layout.root, options.verify, digests=digests, locations=locations, stats=stats,
@@ -177,6 +204,16 @@ def _read_disk(options, layout, interpreter, site_packages, dists, module, loade
     owner_index, unsafe = _index_owners(dists, locations, links, listing, real)
     objects = _scan_objects(dists, locations, reader.elf)
     majors = {d.dist_info: _major_of(d, objects) for d in dists}
+    stamps = read_stamps(dists, locations, stats, shared=listing[1])
+    return _Files(dists, locations, file_states, scripts, conflicts, owner_index, unsafe, objects, majors, digests,
+                  stamps, real)
+
+
+def _read_rest(options, layout, interpreter, site_packages, module, loader, index, files: _Files) -> Observations:
+    """What needs the interpreter's answer: the import's loading, the other objects' routes, the requirements; then
+    the GPU and what can make the venv slow."""
+    reader = index or DirectReader()
+    objects, dists = files.objects, files.dists
     sys_path = interpreter.sys_path if interpreter.ok else site_packages
     entry_points = _entry_points(options.anchor, module, site_packages)
     import_graph, preloaded = _import_graph(options.anchor, entry_points, loader, interpreter, sys_path, reader.elf)
@@ -190,13 +227,12 @@ def _read_disk(options, layout, interpreter, site_packages, dists, module, loade
                                    reader.kernels) if options.performance else None
     return Observations(
         options=options, layout=layout, interpreter=interpreter,
-        site_packages=site_packages, distributions=dists, file_states=file_states, conflicts=conflicts,
-        majors=majors, objects=objects, unsafe_entries=unsafe, loader=loader, entry_points=entry_points,
+        site_packages=site_packages, distributions=dists, file_states=files.file_states, conflicts=files.conflicts,
+        majors=files.majors, objects=objects, unsafe_entries=files.unsafe, loader=loader, entry_points=entry_points,
         preloaded=preloaded, import_graph=import_graph, other_resolutions=other, requirements=requirements,
-        probe=None, gpu=gpu, owner_index=owner_index, digests=digests, scripts=scripts, shadowed=shadowed,
-        guard=read_guard(layout.state_dir), stamps=read_stamps(dists, locations, stats, shared=listing[1]),
-        performance=performance,
-        read_index=index, resolved=real)
+        probe=None, gpu=gpu, owner_index=files.owner_index, digests=files.digests, scripts=files.scripts,
+        shadowed=shadowed, guard=read_guard(layout.state_dir), stamps=files.stamps, performance=performance,
+        read_index=index, resolved=files.real)
 
 
 def each_resolution(import_graph, other):

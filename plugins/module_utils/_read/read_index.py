@@ -1,12 +1,14 @@
 # -*- coding: utf-8 -*-
 # Copyright: (c) 2026, gpuops.cuda_venv contributors
 # GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
-"""What the facts read from each ELF file, kept between runs and keyed by the file's identity.
+"""What the facts read from each ELF file and each dist-info folder, kept between runs and keyed by the identity of
+the files read.
 
 Private to the gpuops.cuda_venv collection: not a public API.
 
-A fleet diagnoses every venv on every pass; an unchanged venv must not cost every ELF header and every ``.nv_fatbin``
-again. An entry is reused only when the file's identity (device, inode, size, mtime, ctime) is the one recorded: an
+A fleet diagnoses every venv on every pass; an unchanged venv must not cost every ELF header, every ``.nv_fatbin`` and
+every RECORD again. An entry is reused only when each file's identity (device, inode, size, mtime, ctime) is the one
+recorded (a dist-info's: the folder's and that of each file read_dist_info reads, or that it is absent): an
 installer unlinks or renames (new inode), an edit in place changes mtime and ctime, and ctime cannot be set back. As git
 does with racy entries, a file changed in the second the run that wrote the index began, or later, is read again: a
 write later in that second, or while the run read the file, could keep mtime and ctime (the kernel's clock for them is
@@ -17,26 +19,35 @@ and replaced. Only successful reads are kept: an unreadable or invalid file is r
 
 from __future__ import annotations
 
+import functools
 import json
 import os
 import time
 from typing import Callable, Dict, Optional
 
+from ansible_collections.gpuops.cuda_venv.plugins.module_utils._read.distributions import (
+    DIST_INFO_FILES, Distribution, RecordEntry, read_dist_info)
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._read.elf import ElfInfo, read_elf
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._read.fatbin import Kernels, read_kernels
 
 INDEX_NAME = "read-index.json"
-FORMAT = 2  # 1: racy from the second the index was written (1.1.0 development); 2: from the second its run began
+# 1: racy from the second the index was written; 2: from the second its run began; 3: dist-info folders too, and each
+# entry's identity a list of files' (1.1.0 development)
+FORMAT = 3
+_KINDS = ("elf", "kernels", "dists")
 _SECOND = 10 ** 9
 _ELF_FIELDS = ("elf_class", "little_endian", "machine", "osabi", "elf_type", "soname", "needed", "rpath", "runpath")
 _KERNEL_FIELDS = ("sass", "ptx", "section_size", "containers", "entries", "flags", "problem", "elsewhere", "empty")
+_DIST_FIELDS = ("name", "key", "version", "installer", "requested", "direct_url", "requires_dist", "problems")
 
 
 class DirectReader:
-    """A read index's ``elf`` and ``kernels`` without the index (``read_index: false``): every file read, nothing kept."""
+    """A read index's ``elf``, ``kernels`` and ``dist_info`` without the index (``read_index: false``): every file read,
+    nothing kept."""
 
     elf = staticmethod(read_elf)
     kernels = staticmethod(read_kernels)
+    dist_info = staticmethod(read_dist_info)
 
 
 def index_path(state_dir: str) -> str:
@@ -44,47 +55,49 @@ def index_path(state_dir: str) -> str:
 
 
 class ReadIndex:
-    """The index of one venv (``root``): ``elf`` and ``kernels`` have the contracts of ``read_elf`` and
-    ``read_kernels``, answered from the index when the file is the one it recorded."""
+    """The index of one venv (``root``): ``elf``, ``kernels`` and ``dist_info`` have the contracts of ``read_elf``,
+    ``read_kernels`` and ``read_dist_info``, answered from the index when the files are the ones it recorded."""
 
     def __init__(self, root: str, recorded: Optional[dict] = None, started_ns: int = 0, ignored: Optional[str] = None):
         self.root = root
         self.ignored = ignored  # why the index found was not used; None: none found, or used
-        self._recorded = recorded or {"elf": {}, "kernels": {}}  # kind -> path -> (identity, stored, decoded)
+        self._recorded = recorded or {kind: {} for kind in _KINDS}  # kind -> path -> (identity, stored, decoded)
         self._racy_from = started_ns // _SECOND * _SECOND
         self._started_ns = time.time_ns()  # before this run reads any file
-        self._kept: Dict[str, dict] = {"elf": {}, "kernels": {}}
+        self._kept: Dict[str, dict] = {kind: {} for kind in _KINDS}
         self.reused = 0
         self.read = 0
         self.saved = False  # kept for the next run (_act/facts.py)
         self.note: Optional[str] = None  # why it was not
 
     def elf(self, path: str) -> ElfInfo:
-        return self._answer("elf", path, read_elf, _elf_value, _elf_info)
+        return self._answer("elf", path, _identity(path, ()), lambda: read_elf(path), _elf_value)
 
     def kernels(self, path: str) -> Optional[Kernels]:
-        return self._answer("kernels", path, read_kernels, _kernels_value, _kernels_of)
+        return self._answer("kernels", path, _identity(path, ()), lambda: read_kernels(path), _kernels_value)
 
-    def _answer(self, kind: str, path: str, read: Callable, encode: Callable, decode: Callable):
-        try:
-            st = os.stat(path)
-        except OSError:
-            return read(path)  # the reader says what is wrong with it, as without an index
-        identity = [st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns]
+    def dist_info(self, path: str, site: str) -> Distribution:
+        found = self._answer("dists", path, _identity(path, DIST_INFO_FILES), lambda: read_dist_info(path, site), _dist_value)
+        return found if isinstance(found, Distribution) else Distribution(dist_info=path, site_packages=site, **found)
+
+    def _answer(self, kind: str, path: str, identity: Optional[list], read: Callable, encode: Callable):
+        """The decoded entry of ``path`` when ``identity`` is the one recorded and not racy, else ``read()`` (kept,
+        ``encode``d, unless it raises)."""
+        if identity is None:
+            return read()  # the reader says what is wrong with it, as without an index
         entry = self._recorded[kind].get(path)
-        if entry is not None and entry[0] == identity and max(st.st_mtime_ns, st.st_ctime_ns) < self._racy_from:
+        if entry is not None and entry[0] == identity and _newest(identity) < self._racy_from:
             self.reused += 1
             self._kept[kind][path] = [identity, entry[1]]
             return entry[2]
-        value = read(path)
+        value = read()
         self.read += 1
         self._kept[kind][path] = [identity, encode(value)]
         return value
 
     def as_json(self) -> bytes:
         """What ``save`` writes: the entries this run used or read (a removed file's leave the index)."""
-        return json.dumps({"format": FORMAT, "root": self.root, "started_ns": self._started_ns,
-                           "elf": self._kept["elf"], "kernels": self._kept["kernels"]},
+        return json.dumps(dict(self._kept, format=FORMAT, root=self.root, started_ns=self._started_ns),
                           separators=(",", ":"), sort_keys=True).encode("utf-8")
 
     @property
@@ -121,14 +134,14 @@ def _decoded(data, root: str):
     if not isinstance(data.get("started_ns"), int):
         return "no time its run began"
     recorded: Dict[str, dict] = {}
-    for kind, decode in (("elf", _elf_info), ("kernels", _kernels_of)):
+    for kind, decode in (("elf", _elf_info), ("kernels", _kernels_of), ("dists", _dist_fields)):
         entries = data.get(kind)
         if not isinstance(entries, dict):
             return "no %s entries" % kind
         recorded[kind] = {}
         for path, entry in entries.items():
             try:
-                ok = len(entry) == 2 and len(entry[0]) == 5 and all(isinstance(n, int) for n in entry[0])
+                ok = len(entry) == 2 and _valid_identity(entry[0])
                 value = decode(entry[1]) if ok else _INVALID
             except (TypeError, ValueError, KeyError):
                 value = _INVALID
@@ -139,6 +152,35 @@ def _decoded(data, root: str):
 
 
 _INVALID = object()
+
+
+def _identity(path: str, inside: tuple) -> Optional[list]:
+    """[stamp of ``path``] and, for each name of ``inside``, the stamp of that file in it or None where it is absent;
+    a stamp is [device, inode, size, mtime_ns, ctime_ns]. None when ``path``, or a file that is there, cannot be
+    stat'ed: it is read, not answered."""
+    found = []
+    for name in ("",) + inside:
+        try:
+            st = os.stat(os.path.join(path, name) if name else path)
+        except (FileNotFoundError, NotADirectoryError):
+            if not name:
+                return None
+            found.append(None)
+            continue
+        except OSError:
+            return None
+        found.append([st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns])
+    return found
+
+
+def _newest(identity: list) -> int:
+    return max(max(stamp[3], stamp[4]) for stamp in identity if stamp is not None)
+
+
+def _valid_identity(identity) -> bool:
+    return isinstance(identity, list) and bool(identity) and identity[0] is not None and all(
+        stamp is None or (isinstance(stamp, list) and len(stamp) == 5 and all(isinstance(n, int) for n in stamp))
+        for stamp in identity)
 
 
 def _elf_value(info: ElfInfo) -> list:
@@ -171,3 +213,36 @@ def _kernels_of(value):
         return _INVALID
     return Kernels(**dict(value, sass=tuple(value["sass"]), ptx=tuple(value["ptx"]),
                           flags={k: tuple(v) for k, v in value["flags"].items()}))
+
+
+def _dist_value(dist: Distribution) -> dict:
+    value = {name: getattr(dist, name) for name in _DIST_FIELDS}
+    value["entries"] = [[e.path for e in dist.entries], [e.algorithm for e in dist.entries],
+                        [e.digest for e in dist.entries], [e.size for e in dist.entries]]
+    return value
+
+
+_record_entry = functools.partial(tuple.__new__, RecordEntry)  # RecordEntry(*row) in C: a venv has tens of thousands
+_STR_OR_NONE = frozenset((str, type(None)))
+_INT_OR_NONE = frozenset((int, type(None)))
+
+
+def _dist_fields(value):
+    """Distribution's fields less the folder and its site-packages (dist_info() adds them), or _INVALID."""
+    if not isinstance(value, dict) or set(value) != set(_DIST_FIELDS) | {"entries"}:
+        return _INVALID
+    texts = [value[k] for k in ("name", "key", "version")]
+    lists = [value[k] for k in ("requires_dist", "problems")]
+    columns = value["entries"]
+    if not all(isinstance(t, str) for t in texts) or not isinstance(value["installer"], (str, type(None))) \
+            or not all(isinstance(value[k], bool) for k in ("requested", "direct_url")) \
+            or not all(isinstance(v, list) and all(isinstance(t, str) for t in v) for v in lists) \
+            or not isinstance(columns, list) or len(columns) != 4 or not all(isinstance(c, list) for c in columns) \
+            or len({len(c) for c in columns}) != 1 or not set(map(type, columns[0])) <= {str} \
+            or not set(map(type, columns[1])) <= _STR_OR_NONE or not set(map(type, columns[2])) <= _STR_OR_NONE \
+            or not set(map(type, columns[3])) <= _INT_OR_NONE:
+        return _INVALID
+    fields = {k: value[k] for k in _DIST_FIELDS}
+    fields.update(requires_dist=tuple(fields["requires_dist"]), problems=tuple(fields["problems"]),
+                  entries=tuple(map(_record_entry, zip(*columns))))
+    return fields

@@ -96,12 +96,12 @@ def test_the_read_index_is_kept_and_the_next_run_reuses_it_with_the_same_facts(t
     root = _disk_venv(tmp_path)
     time.sleep(1.0 - time.time() % 1.0 + 0.01)  # the files are older than the index's second: none is racy
     first = _gather(root)
-    # the two objects' dynamic sections and kernels, and the libm.so.6 the loader found for libkern
-    assert first["read_index"] == {"reused": 0, "read": 5, "ignored": None, "saved": True, "note": None}
+    # the two objects' dynamic sections and kernels, the libm.so.6 the loader found for libkern, and kern's dist-info
+    assert first["read_index"] == {"reused": 0, "read": 6, "ignored": None, "saved": True, "note": None}
     state = os.path.join(root, ".cuda_venv")
     assert (stat.S_IMODE(os.stat(state).st_mode), stat.S_IMODE(os.stat(state + "/read-index.json").st_mode)) == (0o700, 0o600)
     second = _gather(root)
-    assert second["read_index"] == {"reused": 5, "read": 0, "ignored": None, "saved": False, "note": None}
+    assert second["read_index"] == {"reused": 6, "read": 0, "ignored": None, "saved": False, "note": None}
     assert _stable(second) == _stable(first)
     assert [e["sass"] for e in second["performance"]["kernels"]["extensions"]] == [["sm_90"]]
 

@@ -13,9 +13,11 @@ import time
 
 import pytest
 
+from ansible_collections.gpuops.cuda_venv.plugins.module_utils._read.distributions import read_dist_info, read_distributions
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._read.elf import ElfError, read_elf
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._read.fatbin import read_kernels
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._read.read_index import index_path, load_index
+from ansible_collections.gpuops.cuda_venv.tests.support.dist_helpers import make_dist
 from ansible_collections.gpuops.cuda_venv.tests.support.elf_helpers import build_so, requires_gcc
 from ansible_collections.gpuops.cuda_venv.tests.support.fatbin_helpers import PTX, SASS, build_fatbin_so, fatbin_bytes
 
@@ -121,19 +123,27 @@ def test_an_invalid_file_is_never_kept_and_fails_every_time(objects, tmp_path):
     assert json.loads(index.as_json())["elf"] == {}
 
 
+_EMPTY = '"elf": {}, "kernels": {}, "dists": {}'
+
+
 @pytest.mark.parametrize("content, why", [
     (b"{not json", "unreadable or not JSON: Expecting property name enclosed in double quotes: line 1 column 2 (char 1)"),
-    (b'{"format": 0}', "another format than 2"),
-    (b'[]', "another format than 2"),
-    (b'{"format": 1, "root": "/srv/venv", "written_ns": 1, "elf": {}, "kernels": {}}', "another format than 2"),
-    (b'{"format": 2, "root": "/srv/other", "started_ns": 1, "elf": {}, "kernels": {}}',
-     "written for another venv (/srv/other)"),
-    (b'{"format": 2, "root": "/srv/venv", "elf": {}, "kernels": {}}', "no time its run began"),
-    (b'{"format": 2, "root": "/srv/venv", "started_ns": 1, "elf": {"/a.so": [[1, 2, 3, 4], [2]]}, "kernels": {}}',
+    (b'{"format": 0}', "another format than 3"),
+    (b'[]', "another format than 3"),
+    (b'{"format": 1, "root": "/srv/venv", "written_ns": 1, "elf": {}, "kernels": {}}', "another format than 3"),
+    (b'{"format": 2, "root": "/srv/venv", "started_ns": 1, "elf": {}, "kernels": {}}', "another format than 3"),
+    (b'{"format": 3, "root": "/srv/other", "started_ns": 1, %s}' % _EMPTY.encode(), "written for another venv (/srv/other)"),
+    (b'{"format": 3, "root": "/srv/venv", %s}' % _EMPTY.encode(), "no time its run began"),
+    (b'{"format": 3, "root": "/srv/venv", "started_ns": 1, "elf": {"/a.so": [[[1, 2, 3, 4]], [2]]}, "kernels": {}, "dists": {}}',
      "a corrupt elf entry for /a.so"),
-    (b'{"format": 2, "root": "/srv/venv", "started_ns": 1, "elf": {}, "kernels": {"/a.so": [[1, 2, 3, 4, 5], {"sass": 1}]}}',
-     "a corrupt kernels entry for /a.so"),
-    (b'{"format": 2, "root": "/srv/venv", "started_ns": 1, "elf": {}}', "no kernels entries"),
+    (b'{"format": 3, "root": "/srv/venv", "started_ns": 1, "elf": {"/a.so": [[null], [2]]}, "kernels": {}, "dists": {}}',
+     "a corrupt elf entry for /a.so"),
+    (b'{"format": 3, "root": "/srv/venv", "started_ns": 1, "elf": {}, "kernels": {"/a.so": [[[1, 2, 3, 4, 5]], {"sass": 1}]}, '
+     b'"dists": {}}', "a corrupt kernels entry for /a.so"),
+    (b'{"format": 3, "root": "/srv/venv", "started_ns": 1, "elf": {}, "kernels": {}, "dists": {"/s/a-1.dist-info": '
+     b'[[[1, 2, 3, 4, 5], null], {"name": "a"}]}}', "a corrupt dists entry for /s/a-1.dist-info"),
+    (b'{"format": 3, "root": "/srv/venv", "started_ns": 1, "elf": {}, "dists": {}}', "no kernels entries"),
+    (b'{"format": 3, "root": "/srv/venv", "started_ns": 1, "elf": {}, "kernels": {}}', "no dists entries"),
 ])
 def test_a_corrupt_foreign_or_other_format_index_is_ignored_saying_why(tmp_path, content, why):
     (tmp_path / "read-index.json").write_bytes(content)
@@ -152,3 +162,69 @@ def test_a_copied_state_folder_is_another_venvs(objects, tmp_path):
     copy = tmp_path / "copy"
     shutil.copytree(str(state), str(copy))
     assert load_index(str(copy), "/srv/copy").ignored == "written for another venv (%s)" % ROOT
+
+
+@pytest.fixture()
+def dist_infos(tmp_path):
+    """Two dist-infos as pip writes them, one with a quoted RECORD path, a hashless .pyc and a RECORD problem."""
+    state, site = tmp_path / "state", str(tmp_path / "site")
+    state.mkdir()
+    os.makedirs(site)
+    demo = make_dist(site, "Demo_Pkg", "1.0", {"demo/a.py": b"x = 1\n", "demo/__init__.py": b""},
+                     requires=["numpy>=1.0", 'extra-thing; extra == "x"'], requested=True)
+    with open(demo + "/RECORD", "a") as handle:
+        handle.write('demo/__pycache__/__init__.cpython-312.pyc,,\n"demo/q,x.py",,\nbad,line,with,four\n')
+    other = make_dist(site, "other", "2.0", {"other.py": b"y = 2\n"}, installer=None)
+    return state, site, demo, other
+
+
+def test_an_unchanged_dist_info_is_answered_from_the_index_as_read_dist_info_reads_it(dist_infos):
+    state, site, demo, other = dist_infos
+    _next_second()
+    first = load_index(str(state), ROOT)
+    assert read_distributions([site], first.dist_info) == read_distributions([site])
+    _keep(state, first)
+    again = load_index(str(state), ROOT)
+    answered = read_distributions([site], again.dist_info)
+    assert answered == read_distributions([site])
+    assert (again.reused, again.read, again.changed) == (2, 0, False)
+    assert answered[0].problems[0] == "RECORD line 9: 4 fields, expected 3" and answered[0].requested
+    assert [e.path for e in answered[0].entries][-3:-1] == ["demo/__pycache__/__init__.cpython-312.pyc", "demo/q,x.py"]
+
+
+@pytest.mark.parametrize("change", ["REQUESTED removed", "direct_url.json added", "RECORD rewritten", "INSTALLER written"])
+def test_a_dist_info_whose_files_changed_is_read_again(dist_infos, change):
+    state, site, demo, other = dist_infos
+    _next_second()
+    first = load_index(str(state), ROOT)
+    read_distributions([site], first.dist_info)
+    _keep(state, first)
+    _next_second()
+    if change == "REQUESTED removed":
+        os.unlink(demo + "/REQUESTED")
+    elif change == "direct_url.json added":
+        with open(demo + "/direct_url.json", "w") as handle:
+            handle.write("{}")
+    elif change == "RECORD rewritten":
+        with open(demo + "/RECORD", "r+") as handle:  # in place, the same size: only mtime and ctime tell
+            text = handle.read()
+            handle.seek(0)
+            handle.write(text.replace("demo/a.py", "demo/b.py"))
+    else:
+        with open(other + "/INSTALLER", "w") as handle:
+            handle.write("uv\n")
+    again = load_index(str(state), ROOT)
+    assert read_distributions([site], again.dist_info) == read_distributions([site])
+    assert (again.reused, again.read) == (1, 1)
+
+
+def test_a_dist_info_changed_in_the_second_its_run_began_is_read_again(dist_infos):
+    state, site, demo, _other = dist_infos
+    _next_second()
+    first = load_index(str(state), ROOT)
+    os.utime(demo + "/METADATA")
+    read_distributions([site], first.dist_info)
+    _keep(state, first)
+    again = load_index(str(state), ROOT)
+    assert (again.dist_info(demo, site), again.reused, again.read) == (read_dist_info(demo, site), 0, 1)
+
