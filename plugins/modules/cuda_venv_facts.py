@@ -75,7 +75,8 @@ options:
         C(read-index.json) of the venv's state folder C(.cuda_venv) (owner-only; created when absent only by the user
         who owns the venv, so that root's diagnosis of a user's venv leaves nothing the user's own repair cannot write).
       - A file changed in the second the run that wrote the index began, or later, is read again; an index that is
-        corrupt, of another format or written for another venv is ignored and replaced. In check mode the index is used but not written.
+        corrupt, of another format, written by another version of the collection or for another venv is ignored and
+        replaced. In check mode the index is used but not written.
       - C(false) reads every file and writes nothing.
     type: bool
     default: true

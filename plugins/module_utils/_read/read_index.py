@@ -13,8 +13,8 @@ installer unlinks or renames (new inode), an edit in place changes mtime and cti
 does with racy entries, a file changed in the second the run that wrote the index began, or later, is read again: a
 write later in that second, or while the run read the file, could keep mtime and ctime (the kernel's clock for them is
 coarse). The index is JSON (never code: it lives in a folder of the venv), in the venv's
-state folder; one that is corrupt, of another format or written for another venv (a copied state folder) is ignored
-and replaced. Only successful reads are kept: an unreadable or invalid file is read, and fails, every time.
+state folder; one that is corrupt, of another format, written by another version of the collection (whose readers may
+answer otherwise) or for another venv (a copied state folder) is ignored and replaced. Only successful reads are kept: an unreadable or invalid file is read, and fails, every time.
 """
 
 from __future__ import annotations
@@ -25,6 +25,7 @@ import os
 import time
 from typing import Callable, Dict, Optional
 
+from ansible_collections.gpuops.cuda_venv.plugins.module_utils._core.collection import VERSION
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._read.distributions import (
     DIST_INFO_FILES, Distribution, RecordEntry, read_dist_info)
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._read.elf import ElfInfo, read_elf
@@ -97,7 +98,7 @@ class ReadIndex:
 
     def as_json(self) -> bytes:
         """What ``save`` writes: the entries this run used or read (a removed file's leave the index)."""
-        return json.dumps(dict(self._kept, format=FORMAT, root=self.root, started_ns=self._started_ns),
+        return json.dumps(dict(self._kept, format=FORMAT, version=VERSION, root=self.root, started_ns=self._started_ns),
                           separators=(",", ":"), sort_keys=True).encode("utf-8")
 
     @property
@@ -129,6 +130,8 @@ def _decoded(data, root: str):
     """{kind: {path: (identity, stored, decoded)}} of a valid index, else why it is not one (a str)."""
     if not isinstance(data, dict) or data.get("format") != FORMAT:
         return "another format than %d" % FORMAT
+    if data.get("version") != VERSION:
+        return "written by another version of the collection (%s)" % (data.get("version"),)
     if data.get("root") != root:
         return "written for another venv (%s)" % (data.get("root"),)
     if not isinstance(data.get("started_ns"), int):

@@ -13,6 +13,7 @@ import time
 
 import pytest
 
+from ansible_collections.gpuops.cuda_venv.plugins.module_utils._core.collection import VERSION
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._read.distributions import read_dist_info, read_distributions
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._read.elf import ElfError, read_elf
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._read.fatbin import read_kernels
@@ -123,7 +124,11 @@ def test_an_invalid_file_is_never_kept_and_fails_every_time(objects, tmp_path):
     assert json.loads(index.as_json())["elf"] == {}
 
 
-_EMPTY = '"elf": {}, "kernels": {}, "dists": {}'
+def _index(**fields):
+    """An index's bytes: a valid empty one of this version for /srv/venv, with ``fields`` changed (None: left out)."""
+    data = dict({"format": 3, "version": VERSION, "root": ROOT, "started_ns": 1, "elf": {}, "kernels": {}, "dists": {}},
+                **fields)
+    return json.dumps({k: v for k, v in data.items() if v is not None}).encode()
 
 
 @pytest.mark.parametrize("content, why", [
@@ -132,18 +137,16 @@ _EMPTY = '"elf": {}, "kernels": {}, "dists": {}'
     (b'[]', "another format than 3"),
     (b'{"format": 1, "root": "/srv/venv", "written_ns": 1, "elf": {}, "kernels": {}}', "another format than 3"),
     (b'{"format": 2, "root": "/srv/venv", "started_ns": 1, "elf": {}, "kernels": {}}', "another format than 3"),
-    (b'{"format": 3, "root": "/srv/other", "started_ns": 1, %s}' % _EMPTY.encode(), "written for another venv (/srv/other)"),
-    (b'{"format": 3, "root": "/srv/venv", %s}' % _EMPTY.encode(), "no time its run began"),
-    (b'{"format": 3, "root": "/srv/venv", "started_ns": 1, "elf": {"/a.so": [[[1, 2, 3, 4]], [2]]}, "kernels": {}, "dists": {}}',
-     "a corrupt elf entry for /a.so"),
-    (b'{"format": 3, "root": "/srv/venv", "started_ns": 1, "elf": {"/a.so": [[null], [2]]}, "kernels": {}, "dists": {}}',
-     "a corrupt elf entry for /a.so"),
-    (b'{"format": 3, "root": "/srv/venv", "started_ns": 1, "elf": {}, "kernels": {"/a.so": [[[1, 2, 3, 4, 5]], {"sass": 1}]}, '
-     b'"dists": {}}', "a corrupt kernels entry for /a.so"),
-    (b'{"format": 3, "root": "/srv/venv", "started_ns": 1, "elf": {}, "kernels": {}, "dists": {"/s/a-1.dist-info": '
-     b'[[[1, 2, 3, 4, 5], null], {"name": "a"}]}}', "a corrupt dists entry for /s/a-1.dist-info"),
-    (b'{"format": 3, "root": "/srv/venv", "started_ns": 1, "elf": {}, "dists": {}}', "no kernels entries"),
-    (b'{"format": 3, "root": "/srv/venv", "started_ns": 1, "elf": {}, "kernels": {}}', "no dists entries"),
+    (_index(version="0.9.0"), "written by another version of the collection (0.9.0)"),
+    (_index(version=None), "written by another version of the collection (None)"),
+    (_index(root="/srv/other"), "written for another venv (/srv/other)"),
+    (_index(started_ns=None), "no time its run began"),
+    (_index(elf={"/a.so": [[[1, 2, 3, 4]], [2]]}), "a corrupt elf entry for /a.so"),
+    (_index(elf={"/a.so": [[None], [2]]}), "a corrupt elf entry for /a.so"),
+    (_index(kernels={"/a.so": [[[1, 2, 3, 4, 5]], {"sass": 1}]}), "a corrupt kernels entry for /a.so"),
+    (_index(dists={"/s/a-1.dist-info": [[[1, 2, 3, 4, 5], None], {"name": "a"}]}), "a corrupt dists entry for /s/a-1.dist-info"),
+    (_index(kernels=None), "no kernels entries"),
+    (_index(dists=None), "no dists entries"),
 ])
 def test_a_corrupt_foreign_or_other_format_index_is_ignored_saying_why(tmp_path, content, why):
     (tmp_path / "read-index.json").write_bytes(content)
