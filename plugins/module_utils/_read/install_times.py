@@ -57,7 +57,7 @@ def read_stamps(dists, locations: dict, stats: Optional[dict] = None, now: Optio
     ``listed_paths(dists, locations)``, when the caller has it."""
     now = time.time() if now is None else now
     stats = {} if stats is None else stats
-    own = {dist.dist_info: _own_times(dist, locations.get(dist.dist_info, []), stats) for dist in dists}
+    own = {dist.dist_info: _own_times(dist, stats) for dist in dists}
     if shared is None:
         shared = listed_paths(dists, locations)[1]
     shared = {loc: [dist.dist_info for dist, _entry in pairs] for loc, pairs in shared.items()}
@@ -66,21 +66,13 @@ def read_stamps(dists, locations: dict, stats: Optional[dict] = None, now: Optio
             for dist in dists}
 
 
-def _own_times(dist, rows, stats) -> Dict[str, float]:
-    """{name: mtime} of what the installer writes into the dist-info by name, and of the folder ("folder")."""
+def _own_times(dist, stats) -> Dict[str, float]:
+    """{name: mtime} of what the installer writes into the dist-info by name, and of the folder ("folder"); the paths
+    are those check_all stat'ed when RECORD lists them (the dist-info's own folder and the name)."""
     if not dist.dist_info.endswith(".dist-info"):
         folder = _mtime(dist.dist_info, stats)
         return {} if folder is None else {"folder": folder}
-    folder_name = os.path.basename(dist.dist_info)
-    inside = folder_name + "/"
-    listed = {}
-    for entry, loc, _problem in rows:
-        if not entry.path.startswith(inside):
-            continue
-        head, _sep, name = entry.path.rpartition("/")
-        if head == folder_name and name in OWN_FILES and loc is not None:
-            listed[name] = loc
-    found = {name: _mtime(listed.get(name) or os.path.join(dist.dist_info, name), stats) for name in OWN_FILES}
+    found = {name: _mtime(os.path.join(dist.dist_info, name), stats) for name in OWN_FILES}
     found["folder"] = _mtime(dist.dist_info, stats)
     return {name: t for name, t in found.items() if t is not None}
 

@@ -6,6 +6,7 @@ a venv read from disk."""
 
 from __future__ import annotations
 
+import gc
 import json
 import os
 
@@ -15,6 +16,7 @@ from ansible_collections.gpuops.cuda_venv.plugins.module_utils._core.runner impo
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._read.loader import build_config
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._read.read_index import load_index
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._read.venv_layout import VenvError, read_layout
+from ansible_collections.gpuops.cuda_venv.plugins.module_utils._read import observe as observe_module
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._read.observe import (
     FactsOptions, _entry_points, import_name, observe, torch_preload)
 from ansible_collections.gpuops.cuda_venv.tests.unit.plugins.module_utils import observations as O
@@ -169,6 +171,7 @@ def test_owner_index_lists_every_owner_of_a_path_in_distribution_order(tmp_path)
     assert [d.dist_info for d in obs.owners_of(site + "/" + SO)] == [cu12, cu13]
     assert [d.dist_info for d in obs.owners_of(site + "/nvidia/cudnn/lib/x.so")] == [cu13]
     assert len(obs.owner_index) == 2 + 1 + 2 * 3  # shared, cu13 only, METADATA/INSTALLER/RECORD of each
+    assert obs.owners_of(site + "/nvidia/cudnn/lib/none.so") == [] and site + "/" + SO in obs.owner_index
 
 
 def test_owner_index_of_a_venv_behind_a_symlink_answers_for_both_paths(tmp_path):
@@ -207,3 +210,19 @@ def test_owner_index_resolves_an_entry_that_is_itself_a_symlink(tmp_path):
     assert [d.label for d in obs.owners_of(site + "/outside/libother.so")] == ["demo 1.0"]
     assert site + "/demo/lib/libother.so" not in obs.owner_index
     assert site + "/demo/lib/libdemo.so.1" in obs.owner_index
+
+
+def test_the_cycle_collector_is_off_while_the_venv_is_read_and_set_back_after(tmp_path, monkeypatch):
+    venv = _disk_venv(tmp_path)
+    make_dist(venv + "/lib/python3.12/site-packages", "demo", "1.0", {"demo/__init__.py": b""})
+    seen = []
+    real_locate = observe_module.locate_entries
+    monkeypatch.setattr(observe_module, "locate_entries", lambda *a, **k: seen.append(gc.isenabled()) or real_locate(*a, **k))
+    try:
+        _observe(venv)
+        assert (seen, gc.isenabled()) == ([False], True)
+        gc.disable()  # a caller's own setting is kept
+        _observe(venv)
+        assert (seen, gc.isenabled()) == ([False, False], False)
+    finally:
+        gc.enable()
