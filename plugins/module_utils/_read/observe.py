@@ -163,11 +163,13 @@ def _no_cycle_collection():
 def _observe(options: FactsOptions, runner: Runner, loader: Optional[LoaderConfig], layout: Optional[VenvLayout]) -> Observations:
     if layout is None or layout.root != os.path.normpath(options.path):
         layout = read_layout(options.path)
-    index = load_index(layout.state_dir, layout.root) if options.read_index else None
-    reader = index or DirectReader()
     with ThreadPoolExecutor(max_workers=1) as background:
-        # a child Python, then the import probe (its own process), one after the other: the disk is read meanwhile
+        # a child Python, the loader's configuration (ldconfig -p, ld.so --help), then the import probe (its own
+        # process), one after the other: the disk is read meanwhile
         asking = background.submit(query_interpreter, layout.python, runner)
+        configuring = background.submit(loader_config, runner, options.ld_library_path) if loader is None else None
+        index = load_index(layout.state_dir, layout.root) if options.read_index else None
+        reader = index or DirectReader()
         dists = read_distributions(layout.site_packages, reader.dist_info)
         module = import_name(options.anchor, dists)
         probing = background.submit(_probe_if_usable, options, layout, module, runner, asking) if options.probe else None
@@ -177,7 +179,7 @@ def _observe(options: FactsOptions, runner: Runner, loader: Optional[LoaderConfi
         if site_packages != layout.site_packages:  # the interpreter's purelib or platlib is another folder
             dists = read_distributions(site_packages, reader.dist_info)
             files = _read_files(options, layout, dists, reader)
-        loader = loader if loader is not None else loader_config(runner, options.ld_library_path)
+        loader = loader if configuring is None else configuring.result()
         obs = _read_rest(options, layout, interpreter, site_packages, import_name(options.anchor, dists), loader, index,
                          files)
         probe = probing.result() if probing is not None else None
