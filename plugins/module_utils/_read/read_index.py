@@ -14,7 +14,8 @@ does with racy entries, a file changed in the second the run that wrote the inde
 write later in that second, or while the run read the file, could keep mtime and ctime (the kernel's clock for them is
 coarse). The index is JSON (never code: it lives in a folder of the venv), in the venv's
 state folder; one that is corrupt, of another format, written by another version of the collection (whose readers may
-answer otherwise) or for another venv (a copied state folder) is ignored and replaced. Only successful reads are kept: an unreadable or invalid file is read, and fails, every time.
+answer otherwise) or for another venv (a copied state folder) is ignored and replaced. Only successful reads are kept:
+an unreadable or invalid file is read, and fails, every time.
 """
 
 from __future__ import annotations

@@ -22,7 +22,6 @@ from ansible_collections.gpuops.cuda_venv.plugins.module_utils._read.distributio
     entry_location,
     label_key,
     locate_entries,
-    parse_record,
     read_distributions,
 )
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._read.venv_layout import VenvError, read_layout

@@ -230,4 +230,3 @@ def test_a_dist_info_changed_in_the_second_its_run_began_is_read_again(dist_info
     _keep(state, first)
     again = load_index(str(state), ROOT)
     assert (again.dist_info(demo, site), again.reused, again.read) == (read_dist_info(demo, site), 0, 1)
-
