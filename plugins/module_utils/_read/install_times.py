@@ -92,8 +92,8 @@ def _stamp(dist, own, rows, shared, ends, stats, now) -> InstallStamp:
         evidence = "every file pip wrote"
         installer = own.get("INSTALLER")
         # a file written after INSTALLER (by more than a tick) and no later than the install's end
-        late = [] if installer is None else [path for t, path in written if installer + _TICK < t <= limit
-                                             and path.rpartition("/")[2] not in OWN_FILES]
+        low = limit if installer is None else installer + _TICK  # no INSTALLER: nothing is late
+        late = [path for t, path in written if low < t <= limit and path.rpartition("/")[2] not in OWN_FILES]
         after = late[0] if late else None
     stamp = _checked(start, end, evidence, own.get("INSTALLER"), now, own.get("RECORD"))
     if after is not None and stamp.problem is None:
