@@ -32,7 +32,7 @@ CACHE = os.environ.get("CUDA_VENV_STANDIN_CACHE", os.path.join(ROOT, "build", "s
 TORCH_MB = 200  # the real torch wheels install 4-6 GB; what matters is that pip takes seconds and uv does not
 LIB_MB = 100  # triton's
 CU13_FOUR = ["nvidia-cudnn-cu13==9.24.0.43", "nvidia-cusparselt-cu13==0.8.1", "nvidia-nccl-cu13==2.30.7",
-             "nvidia-nvshmem-cu13==3.4.5"]  # the incident's (../shared/FACTS.md §1)
+             "nvidia-nvshmem-cu13==3.4.5"]  # the incident's four (docs/ACCEPTANCE.md, incident-cu13)
 CU12_FOUR = ["nvidia-cudnn-cu12==9.10.2.21", "nvidia-cusparselt-cu12==0.7.1", "nvidia-nccl-cu12==2.27.5",
              "nvidia-nvshmem-cu12==3.3.20"]
 UV_MEANS = "installed by uv; uv marks every distribution requested"
@@ -81,7 +81,7 @@ def swollen(src, dest, megabytes):
 @pytest.fixture(scope="module")
 def wheels(tmp_path_factory):
     """(cu12 wheelhouse, cu13 wheelhouse, extras, heavy): the stand-in stacks, sglang-kernel 0.3.21 (requires the cu13
-    cuDNN) and sglang-kernel 0.4.10, which requires torch==2.14.1 as the real one does (../shared/FACTS.md §8), and
+    cuDNN) and sglang-kernel 0.4.10, which requires torch==2.14.1 as the real one does (docs/FINDINGS.md), and
     (cu12, cu13, bigpy): the stacks with torch at TORCH_MB and triton at LIB_MB, and the compile-heavy wheel. The
     cu12 cuDNN stays small: reinstalled later, its first install leaves a hole no file fills (docs/FINDINGS.md)."""
     base = tmp_path_factory.mktemp("wheels")

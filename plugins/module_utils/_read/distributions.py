@@ -82,7 +82,7 @@ class Metadata:
 def read_distributions(site_packages_dirs, dist_info_reader=None) -> list:
     """Every *.dist-info and *.egg-info in the given dirs, duplicates kept, sorted by (key, version, path).
     ``dist_info_reader``: read_dist_info's contract (a read index's answers from an earlier run); default read_dist_info."""
-    read_dist_info_ = dist_info_reader or read_dist_info
+    read_one = dist_info_reader or read_dist_info
     dists = []
     for site in site_packages_dirs:
         try:
@@ -92,7 +92,7 @@ def read_distributions(site_packages_dirs, dist_info_reader=None) -> list:
         for name in names:
             path = os.path.join(site, name)
             if name.endswith(".dist-info") and os.path.isdir(path):
-                dists.append(read_dist_info_(path, site))
+                dists.append(read_one(path, site))
             elif name.endswith(".egg-info"):
                 dists.append(_read_egg_info(path, site))
     return sorted(dists, key=lambda d: (d.key, d.version, d.dist_info))

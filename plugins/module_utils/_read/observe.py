@@ -171,20 +171,19 @@ def _observe(options: FactsOptions, runner: Runner, loader: Optional[LoaderConfi
         index = load_index(layout.state_dir, layout.root) if options.read_index else None
         reader = index or DirectReader()
         dists = read_distributions(layout.site_packages, reader.dist_info)
-        module = import_name(options.anchor, dists)
-        probing = background.submit(_probe_if_usable, options, layout, module, runner, asking) if options.probe else None
+        probed = module = import_name(options.anchor, dists)
+        probing = background.submit(_probe_if_usable, options, layout, probed, runner, asking) if options.probe else None
         files = _read_files(options, layout, dists, reader)
         interpreter = asking.result()
         site_packages = _site_packages(layout, interpreter)
         if site_packages != layout.site_packages:  # the interpreter's purelib or platlib is another folder
-            dists = read_distributions(site_packages, reader.dist_info)
-            files = _read_files(options, layout, dists, reader)
+            files = _read_files(options, layout, read_distributions(site_packages, reader.dist_info), reader)
+            module = import_name(options.anchor, files.dists)
         loader = loader if configuring is None else configuring.result()
-        obs = _read_rest(options, layout, interpreter, site_packages, import_name(options.anchor, dists), loader, index,
-                         files)
+        obs = _read_rest(options, layout, interpreter, site_packages, module, loader, reader, index, files)
         probe = probing.result() if probing is not None else None
-    if probe is not None and import_name(options.anchor, dists) != module:
-        probe = _probe_if_usable(options, layout, import_name(options.anchor, dists), runner, asking)
+    if probe is not None and module != probed:
+        probe = _probe_if_usable(options, layout, module, runner, asking)
     return add_probe(obs, probe) if probe is not None else obs
 
 
@@ -205,7 +204,7 @@ class _Files:
     file_states: dict
     scripts: Optional[ScriptCheck]
     conflicts: list
-    owner_index: dict
+    owner_index: Mapping
     unsafe: list
     objects: dict
     majors: dict
@@ -233,10 +232,9 @@ def _read_files(options, layout, dists, reader) -> _Files:
                   stamps, real)
 
 
-def _read_rest(options, layout, interpreter, site_packages, module, loader, index, files: _Files) -> Observations:
+def _read_rest(options, layout, interpreter, site_packages, module, loader, reader, index, files: _Files) -> Observations:
     """What needs the interpreter's answer: the import's loading, the other objects' routes, the requirements; then
     the GPU and what can make the venv slow."""
-    reader = index or DirectReader()
     objects, dists = files.objects, files.dists
     sys_path = interpreter.sys_path if interpreter.ok else site_packages
     entry_points = _entry_points(options.anchor, module, site_packages)

@@ -16,7 +16,7 @@ import hashlib
 import os
 import stat
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Optional
 
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._read.distributions import locate_entries
@@ -128,8 +128,7 @@ def _size_state(rows: list, stats: dict, links: set) -> FileState:
     _stat_all({None: unusual}, stats, links)  # a symlink, a folder, a missing or unreadable entry
     unusual = [_plan(entry, loc, "size", stats) for entry, loc, _problem in unusual]
     state = _state(unusual, stats, {}, set())
-    return FileState(missing=state.missing, modified=state.modified, unsafe=state.unsafe,
-                     checked=len(rows) - len(state.unsafe), hashed_bytes=0, unreadable=state.unreadable)
+    return replace(state, checked=len(rows) - len(state.unsafe))  # the common entries were checked too
 
 
 def _stat_all(locations: dict, stats: dict, links: set) -> None:
