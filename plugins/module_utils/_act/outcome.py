@@ -9,17 +9,33 @@ Private to the gpuops.cuda_venv collection: not a public API.
 
 from __future__ import annotations
 
-from typing import Dict
+from typing import Dict, Optional
 
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._core.errors import CudaVenvError
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._decide.diagnose import diagnose
-from ansible_collections.gpuops.cuda_venv.plugins.module_utils._decide.findings import is_healthy, summarize
+from ansible_collections.gpuops.cuda_venv.plugins.module_utils._decide.findings import ERROR, Finding, is_healthy, summarize
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._decide.plan import Plan
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._read.record_check import check_all
 
 
+_NAMED = 4  # error findings a failure message names
+
+
 class RepairFailed(CudaVenvError):
     """A batch failed and was restored; carries the partial result."""
+
+
+def still_unhealthy(findings, changed: bool) -> Optional[str]:
+    """Why a run that leaves these findings (Finding, or the result's dictionaries) failed; None when they are
+    healthy: a repair never reports success on a venv its own verdict calls broken."""
+    errors = [f for f in (f.as_dict() if isinstance(f, Finding) else f for f in findings) if f["severity"] == ERROR]
+    if not errors:
+        return None
+    named = "; ".join("%s (%s)" % (f["code"], f["subject"]) for f in errors[:_NAMED])
+    more = " and %d more" % (len(errors) - _NAMED) if len(errors) > _NAMED else ""
+    if changed:
+        return "the venv is still unhealthy after the repair: %s%s" % (named, more)
+    return "the venv is unhealthy and nothing the repair may do answers it: %s%s" % (named, more)
 
 
 def inventory(obs) -> Dict[str, str]:

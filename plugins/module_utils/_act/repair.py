@@ -113,7 +113,11 @@ def _converge(run, venv: VenvLayout, static: FactsOptions) -> dict:
         change, before = settle_guard(options, before, root, root, findings)
         result = outcome.result(options, before, before, plan, run, recovered, changed=bool(recovered) or change.changed)
         result.update(strategy=None, strategy_reason="nothing to repair")
-        return with_guard(result, change, before, options.diff)
+        result = with_guard(result, change, before, options.diff)
+        unhealthy = outcome.still_unhealthy(findings, changed=False)
+        if unhealthy:
+            raise RepairFailed("; ".join([unhealthy] + list(plan.unfixable)), result)
+        return result
     lifted = lift_uv_config(root)  # the repair's own uv runs are not held by its guard
     try:
         return _run_plan(run, root, state_dir, before, plan, recovered)
@@ -158,6 +162,9 @@ def _run_plan(run, root, state_dir, before, plan, recovered) -> dict:
     if run.unfixable:
         result["plan"]["unfixable"] = list(result["plan"]["unfixable"]) + run.unfixable
         raise RepairFailed("; ".join(run.unfixable) + ("" if options.batch else "; the other batches ran"), result)
+    unhealthy = None if options.batch else outcome.still_unhealthy(result["findings"], changed=True)
+    if unhealthy:  # in place, every batch passed its test and stays: the venv is no worse than the baseline test says
+        raise RepairFailed(unhealthy + "; the batches ran in place and passed their tests", result)
     return result
 
 

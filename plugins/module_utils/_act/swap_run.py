@@ -23,7 +23,7 @@ from ansible_collections.gpuops.cuda_venv.plugins.module_utils._act.batches impo
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._act.venv_guard import settle_guard, with_guard
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._act.health import PYCACHE_DIR, Pending, baseline
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._act.journal import Journal
-from ansible_collections.gpuops.cuda_venv.plugins.module_utils._act.outcome import RepairFailed, recheck_touched
+from ansible_collections.gpuops.cuda_venv.plugins.module_utils._act.outcome import RepairFailed, recheck_touched, still_unhealthy
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._act.snapshot import scan_tree
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._act.swap import (
     IN_PLACE, NEXT_DIR, Strategy, SwapError, choose_strategy, dir_inode, discard, exchange, keep_generation, live_changes,
@@ -235,8 +235,13 @@ def _converge_on_copy(run, flow, before, plan, recovered, strategy) -> dict:
         kept_out = failed(before, "%s; kept the live venv, the copy was discarded" % speed["summary"])
         kept_out.result["swap_benchmark"] = speed
         raise kept_out
+    verdict = diagnose(current)
+    unhealthy = None if options.batch else still_unhealthy(verdict, changed=True)
+    if unhealthy:
+        flow.abandon(unhealthy)
+        raise failed(after, unhealthy + "; the copy was discarded and the venv was not changed")
     try:  # the copy is guarded before it becomes the venv, its files naming the venv's path
-        change, _same = settle_guard(options, current, flow.copy, root, diagnose(current))
+        change, _same = settle_guard(options, current, flow.copy, root, verdict)
     except (CudaVenvError, OSError) as exc:
         flow.abandon("guard failed")
         raise failed(after, "cannot guard the repaired copy: %s; the copy was discarded and the venv was not changed"

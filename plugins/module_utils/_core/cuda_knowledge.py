@@ -93,6 +93,8 @@ LIBRARY_FAMILIES = (
 
 _SUFFIX = re.compile(r"-cu(\d+)$|-cuda(\d+)(x|-|$)")
 _PATH_MAJOR = re.compile(r"(?:^|/)nvidia/cu(\d+)/")
+# A library built for one CUDA version of several a wheel ships: hook_cu12.abi3.so, libbitsandbytes_cuda128.so.
+_FILE_MAJOR = re.compile(r"[_.-]cu(?:da)?(\d{2,3})(?=[_.-])")
 
 
 def is_cuda_soname(soname: str) -> bool:
@@ -134,8 +136,7 @@ def name_major(key: str) -> Optional[int]:
     match = _SUFFIX.search(key) or re.search(r"-cuda(\d+)", key)
     if not match:
         return None
-    digits = next(g for g in match.groups() if g and g.isdigit())
-    return int(digits[:-1]) if len(digits) >= 3 else int(digits)  # nvidia-dali-cuda120: CUDA 12.0
+    return _digits_major(next(g for g in match.groups() if g and g.isdigit()))  # nvidia-dali-cuda120: CUDA 12.0
 
 
 def cuda_major(key: str, version: str, paths: Iterable[str], provided: Iterable[str] = (),
@@ -170,6 +171,45 @@ def cuda_major(key: str, version: str, paths: Iterable[str], provided: Iterable[
         if dep_major is not None and (is_cuda_distribution(name) or name in KNOWN_CUDA_CONSUMERS):
             return dep_major, "dependency %s" % name
     return None, None
+
+
+def build_majors(paths: Iterable[str], needed: Iterable[str], requires: Sequence[str]) -> Tuple[int, ...]:
+    """Every CUDA major a distribution carries a build for, sorted: the majors in its shared objects' names
+    (``_cu12``/``_cu13``, ``_cuda118`` ... ``_cuda132``), the CUDA-versioned sonames they link against
+    (libcudart.so.12, libcublas.so.13), and the ``-cuNN`` flavours its requirements name, extras included
+    (nvidia-cutlass-dsl: ``-libs-cu12`` always, ``-libs-cu13`` under its ``cu13`` extra). Two or more: a wheel that
+    picks its build at run time (by torch's CUDA version or the driver's)."""
+    majors = set()
+    for path in paths:
+        base = path.rsplit("/", 1)[-1]
+        match = _FILE_MAJOR.search(base) if ".so" in base else None
+        if match:
+            majors.add(_digits_major(match.group(1)))
+    for soname in needed:
+        match = _SONAME_IS_CUDA_MAJOR.match(soname)
+        if match:
+            majors.add(int(match.group(2)))
+    for requirement in requires:
+        name = canonical_name(re.split(r"[\s;\[<>=!~(]", requirement.strip(), maxsplit=1)[0])
+        dep_major = name_major(name)
+        if dep_major is not None and (is_cuda_distribution(name) or name in KNOWN_CUDA_CONSUMERS):
+            majors.add(dep_major)
+    return tuple(sorted(majors))
+
+
+def versioned_by_major(key: str) -> bool:
+    """True for wheels whose version major is the CUDA major they are built for (cuda-python 12.6 -> CUDA 12)."""
+    return key in _VERSION_IS_CUDA_MAJOR
+
+
+def build_files(paths: Iterable[str], major: int) -> Tuple[str, ...]:
+    """The shared objects whose names say they are the CUDA ``major`` build (what that major selects)."""
+    return tuple(sorted(p for p in paths if ".so" in p.rsplit("/", 1)[-1] and any(
+        _digits_major(m) == major for m in _FILE_MAJOR.findall(p.rsplit("/", 1)[-1]))))
+
+
+def _digits_major(digits: str) -> int:
+    return int(digits[:-1]) if len(digits) >= 3 else int(digits)  # cuda128: CUDA 12.8
 
 
 def local_cuda_version(version: str) -> Optional[str]:

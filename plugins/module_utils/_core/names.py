@@ -45,3 +45,18 @@ def canonical_name(name: str) -> str:
 def is_shared_object(path: str) -> bool:
     """True for x.so, x.so.9, x.so.9.1.2, x.cpython-312-x86_64-linux-gnu.so, x.abi3.so (the last path part)."""
     return bool(_SHARED_OBJECT.match(path.rsplit("/", 1)[-1]))
+
+
+def is_loadable(path: str) -> bool:
+    """True for a path (relative to site-packages) that a running process can load: a shared object, a module of
+    a package (``cuda/bindings/runtime.py``), a top-level ``.pth`` file (the site module runs it at start). A
+    top-level stray module (``build_backend.py``, a packaging slip two wheels share), a licence, a header or a
+    script outside site-packages is not."""
+    if is_shared_object(path):
+        return True
+    folder, _sep, base = path.rpartition("/")
+    if base.endswith(".pth"):
+        return not folder
+    package = folder[:-len("__pycache__")].rstrip("/") if folder.endswith("__pycache__") else folder
+    return base.endswith((".py", ".pyc")) and bool(package) and not package.startswith("..") \
+        and not package.split("/", 1)[0].endswith((".dist-info", ".data"))

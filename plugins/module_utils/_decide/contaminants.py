@@ -17,20 +17,31 @@ wrong for this venv:
 - ``ships_other_build``: it ships its own copy of a library that the anchor's import loads from another file with
   other bytes, and does not require the anchor (whichever is imported first then serves both; torchvision's bundled
   libcudart, which it loads after the torch it requires, serves only itself);
-- ``requires_contaminant``: a requirement of its own names a contaminant.
+- ``requires_contaminant``: a requirement of its own names a contaminant; never said of an application the user
+  installed (asked for by name, or required by nothing installed): it is kept and holds what it requires.
+What is not evidence:
+- another major, for a wheel that carries builds for several and picks one at run time (``multi``: torch-memory-saver's
+  ``_cu12``/``_cu13`` libraries, nvidia-cutlass-dsl's ``-libs-cu12`` and ``-libs-cu13`` flavours) when one of them
+  is the anchor's, nor for a flavour such a kept wheel requires;
+- a shared path nothing loads at run time (``names.is_loadable``: a stray top-level ``build_backend.py``).
 Without evidence it is a neighbour (torchvision requiring the installed torch, jax's plugin and cupy on the anchor's
 major, a CUDA wheel they need): listed, never a warning, never removed by default. A contaminant that a kept
-distribution outside the CUDA stack requires is ``held``: reported, not removed unless named in ``remove``.
+distribution requires (extras as asked) is ``held``: reported, not removed unless named in ``remove``; what it
+requires in turn is held too. A consumer whose only evidence is another major, that shares no path, shadows no
+library and requires nothing wrong is ``harmless`` (a CUDA 13 runtime beside a CUDA 12 torch: its GPU part cannot
+load, its CPU part works): reported, kept unless named in ``remove`` or ``prune: all``.
 """
 
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass
+import re
+from dataclasses import dataclass, replace
 from typing import Dict, List, Optional, Set, Tuple
 
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._core import cuda_knowledge as cuda
-from ansible_collections.gpuops.cuda_venv.plugins.module_utils._core.names import is_shared_object
+from ansible_collections.gpuops.cuda_venv.plugins.module_utils._core.names import canonical_name, is_loadable, is_shared_object
+from ansible_collections.gpuops.cuda_venv.plugins.module_utils._decide.history import asked_by_name
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._read.requirements import (
     closure, marker_env_fallback, version_satisfies)
 
@@ -40,6 +51,7 @@ REQUIREMENT_CONFLICT = "requirement_conflict"
 SHIPS_OTHER_BUILD = "ships_other_build"
 REQUIRES_CONTAMINANT = "requires_contaminant"
 _EXAMPLES = 2
+_NAME = re.compile(r"\s*([A-Za-z0-9][A-Za-z0-9._-]*)")
 
 
 @dataclass(frozen=True)
@@ -59,7 +71,9 @@ class Contaminant:
     major: Optional[int]
     consumer: bool
     evidence: Tuple[Evidence, ...]
-    held_by: Tuple[str, ...] = ()  # kept distributions outside the CUDA stack that require it
+    held_by: Tuple[str, ...] = ()  # kept distributions that require it
+    harmless: str = ""  # why a consumer of another major is kept: what cannot work here, which build would
+    replacement: str = ""  # for a held wheel of another major: a requirement its holders and the anchor's major allow
 
     @property
     def why(self) -> str:
@@ -84,10 +98,11 @@ class Belonging:
 
     contaminants: Dict[str, Contaminant]
     neighbours: Tuple[Neighbour, ...]
+    run_time_choices: Dict[str, str] = None  # dist_info -> why its other major is no mix (a multi build, a flavour)
 
     def removable(self) -> Dict[str, Contaminant]:
-        """The contaminants ``prune: cuda`` removes: those no kept distribution holds."""
-        return {k: c for k, c in self.contaminants.items() if not c.held_by}
+        """The contaminants ``prune: cuda`` removes: those no kept distribution holds, and no harmless one."""
+        return {k: c for k, c in self.contaminants.items() if not c.held_by and not c.harmless}
 
 
 def belonging(obs) -> Belonging:
@@ -97,7 +112,7 @@ def belonging(obs) -> Belonging:
     for dist in obs.distributions:
         by_key.setdefault(dist.key, dist)
     if anchor not in by_key:
-        return Belonging({}, ())
+        return Belonging({}, (), {})
     declared = {e.name for e in obs.requirements} | {anchor}
     anchor_major = _major(obs, by_key[anchor])
     candidates = {}
@@ -110,10 +125,12 @@ def belonging(obs) -> Belonging:
             candidates[dist.dist_info] = (dist, major, consumer)
     requires = {info: _own_requirements(obs, dist) for info, (dist, _m, _c) in candidates.items()}
     versions = _judged_versions(obs, by_key)
+    edges = installed_edges(obs)
+    choices = _run_time_choices(obs, candidates, anchor_major, edges, by_key)
     evidence: Dict[str, List[Evidence]] = {}
     for info, (dist, major, _consumer) in candidates.items():
         found = []
-        if major is not None and anchor_major is not None and major != anchor_major:
+        if major is not None and anchor_major is not None and major != anchor_major and info not in choices:
             found.append(Evidence(OTHER_MAJOR, "built for CUDA %d (%s) beside a CUDA %d %s" % (
                 major, _major_evidence(obs, dist), anchor_major, anchor)))
         found += _collisions(obs, dist, candidates)
@@ -121,14 +138,130 @@ def belonging(obs) -> Belonging:
         if not any(e.name == anchor for e in requires[info]):  # what imports the anchor first cannot serve it
             found += _other_builds(obs, dist)
         evidence[info] = found
-    _propagate(candidates, requires, evidence)
-    held = _held(obs, candidates, evidence, declared)
-    contaminants = {info: Contaminant(dist, major, consumer, tuple(evidence[info]), tuple(held.get(dist.key, ())))
+    required = {e.name for e in edges if e.required_by}
+    applications = {info for info, (dist, _m, _c) in candidates.items()
+                    if asked_by_name(dist) or dist.key not in required}
+    _propagate(candidates, requires, evidence, applications, anchor_major)
+    held = _held(obs, candidates, evidence, edges)
+    harmless = {info: _harmless(obs, dist, major, anchor_major, evidence[info], requires[info], candidates, evidence)
+                for info, (dist, major, consumer) in candidates.items() if consumer and evidence[info]}
+    contaminants = {info: Contaminant(dist, major, consumer, tuple(evidence[info]), tuple(held.get(dist.key, ())),
+                                      harmless.get(info) or "",
+                                      _replacement(dist, anchor_major, edges) if dist.key in held else "")
                     for info, (dist, major, consumer) in candidates.items() if evidence[info]}
-    neighbours = tuple(Neighbour(dist, major, consumer, _neighbour_why(obs, dist, major, consumer, requires[info], versions))
+    neighbours = tuple(Neighbour(dist, major, consumer, _neighbour_why(obs, dist, major, consumer, requires[info], versions,
+                                                                       choices.get(info)))
                        for info, (dist, major, consumer) in sorted(candidates.items(), key=lambda i: i[1][0].key)
                        if not evidence[info])
-    return Belonging(contaminants, neighbours)
+    return Belonging(contaminants, neighbours, choices)
+
+
+def installed_edges(obs) -> list:
+    """Every requirement edge between installed distributions (markers evaluated for this venv, extras as the
+    requirements ask them). Requirements naming nothing installed are dropped before parsing: parsing is most of
+    the cost."""
+    marker_env = _marker_env(obs)
+    installed = {d.key for d in obs.distributions}
+    dists = [replace(d, requires_dist=tuple(r for r in d.requires_dist if _named(r) in installed))
+             for d in obs.distributions]
+    return [e for e in closure([d.name for d in dists], dists, marker_env) if e.required_by and e.name]
+
+
+def builds_of(obs, dist) -> Tuple[int, ...]:
+    """Every CUDA major ``dist`` carries a build for (``cuda.build_majors``): its name's, its libraries' names and
+    sonames, its requirements' flavours. Paths another wheel also lists do not count: their bytes may be the
+    other's."""
+    shared = {c.path for c in obs.conflicts if dist.label in c.owners}
+    paths = [e.path for e in dist.entries if e.path not in shared]
+    needed = [n for obj in obs.objects.values() if obj.owner is dist and obj.elf is not None
+              and obj.relpath not in shared for n in obj.elf.needed]
+    named = cuda.name_major(dist.key)
+    return tuple(sorted(set(cuda.build_majors(paths, needed, dist.requires_dist)) | ({named} if named else set())))
+
+
+def _named(requirement: str) -> str:
+    match = _NAME.match(requirement)
+    return canonical_name(match.group(1)) if match else ""
+
+
+def _run_time_choices(obs, candidates, anchor_major, edges, by_key) -> Dict[str, str]:
+    """dist_info -> why another major is no evidence against it: it carries a build for the anchor's major among
+    others (``multi``), or it is the flavour of another major that such a wheel requires and picks from at run
+    time."""
+    if anchor_major is None:
+        return {}
+    choices: Dict[str, str] = {}
+    multi: Dict[str, Tuple[int, ...]] = {}
+
+    def builds(dist):
+        if dist.key not in multi:
+            multi[dist.key] = builds_of(obs, dist)
+        return multi[dist.key]
+    for info, (dist, major, _consumer) in candidates.items():
+        if major is None:
+            continue
+        majors = builds(dist)
+        if anchor_major in majors and len(majors) > 1:
+            choices[info] = _multi_text(obs, dist, majors, anchor_major)
+    parents: Dict[str, List[str]] = {}
+    for edge in edges:
+        parents.setdefault(edge.name, []).append(edge.required_by.split("[", 1)[0])
+    for info, (dist, major, _consumer) in candidates.items():
+        if major is None or major == anchor_major or info in choices or cuda.name_major(dist.key) != major:
+            continue
+        for key in sorted(set(parents.get(dist.key, ()))):
+            parent = by_key.get(key)
+            if parent is not None and {major, anchor_major} <= set(builds(parent)):
+                choices[info] = "the CUDA %d flavour of %s, which carries builds for CUDA %s and picks one at run " \
+                                "time" % (major, parent.label, _majors_text(builds(parent)))
+                break
+    return choices
+
+
+def _replacement(dist, anchor_major, edges) -> str:
+    """A requirement for the anchor's build of a held wheel versioned by its CUDA major that every holder's own
+    specifier allows ("cuda-python>=12.0,==13.*"); "" when none is known."""
+    specs = sorted({e.specifier for e in edges if e.name == dist.key and e.specifier})
+    if not _anchor_build_allowed(dist.key, specs, anchor_major):
+        return ""
+    return dist.name + ",".join(specs + ["==%d.*" % anchor_major])
+
+
+def _anchor_build_allowed(key: str, specifiers, anchor_major) -> bool:
+    """True when ``key`` is versioned by its CUDA major and some version of the anchor's major (A.0.0 to A.19.9)
+    meets every one of ``specifiers``."""
+    if anchor_major is None or not cuda.versioned_by_major(key):
+        return False
+    wanted = ",".join([s for s in specifiers if s] + ["==%d.*" % anchor_major])
+    return any(version_satisfies("%d.%d.%d" % (anchor_major, minor, patch), wanted)
+               for minor in range(20) for patch in range(10))
+
+
+def _multi_text(obs, dist, majors, anchor_major) -> str:
+    files = cuda.build_files([e.path for e in dist.entries], anchor_major)
+    chosen = ("CUDA %d selects %s" % (anchor_major, ", ".join(os.path.basename(f) for f in files[:_EXAMPLES]))
+              if files else "the build is chosen at run time")
+    return "carries builds for CUDA %s (%s)" % (_majors_text(majors), chosen)
+
+
+def _majors_text(majors) -> str:
+    majors = [str(m) for m in majors]
+    return majors[0] if len(majors) == 1 else "%s and %s" % (", ".join(majors[:-1]), majors[-1])
+
+
+def _harmless(obs, dist, major, anchor_major, found, edges, candidates, evidence) -> Optional[str]:
+    """Why a consumer of another major stays (None when it does not): another major is its only evidence and it
+    requires no contaminant."""
+    if any(e.kind != OTHER_MAJOR for e in found):
+        return None
+    wrong = {d.key for info, (d, _m, _c) in candidates.items() if evidence[info]}
+    if any(e.name in wrong for e in edges):
+        return None
+    other = cuda.name_major(dist.key)
+    twin = re.sub(r"%s(?=x?$|-)" % other, str(anchor_major), dist.key, count=1) if other is not None else dist.key
+    instead = " (%s)" % twin if twin != dist.key else ""
+    return ("its CUDA %s code cannot load beside a CUDA %s %s, its CPU code works; install its CUDA %s build%s to "
+            "use the GPU" % (major, anchor_major, obs.options.anchor, anchor_major, instead))
 
 
 def identical_everywhere(obs, conflict) -> bool:
@@ -176,7 +309,8 @@ def _judged_versions(obs, by_key) -> Dict[str, str]:
 
 
 def _collisions(obs, dist, candidates) -> List[Evidence]:
-    """Paths it shares with a kept distribution, with other bytes (identical files harm no one)."""
+    """Paths it shares with a kept distribution, with other bytes, that a process can load (identical files and
+    files nothing loads harm no one)."""
     others: Dict[str, List[str]] = {}
     candidate_labels = {d.label for d, _m, _c in candidates.values()}
     for conflict in obs.conflicts:
@@ -187,7 +321,7 @@ def _collisions(obs, dist, candidates) -> List[Evidence]:
                 others.setdefault(owner, []).append(conflict.path)
     return [Evidence(COLLIDES, "installs %d path(s) that %s also installs, e.g. %s" % (
         len(paths), owner, ", ".join(sorted(paths, key=lambda p: (not is_shared_object(p), p))[:_EXAMPLES])))
-        for owner, paths in sorted(others.items())]
+        for owner, paths in sorted(others.items()) if any(is_loadable(p) for p in paths)]
 
 
 def _requirement_conflicts(edges, versions) -> List[Evidence]:
@@ -229,42 +363,51 @@ def _record_bytes(obj) -> tuple:
     return None, None, None
 
 
-def _propagate(candidates, requires, evidence) -> None:
-    """A candidate whose own requirements name a contaminant is one too (removing one leaves the other broken)."""
+def _propagate(candidates, requires, evidence, applications, anchor_major) -> None:
+    """A candidate whose own requirements name a contaminant is one too (removing one leaves the other broken);
+    never an application the user installed (``applications``): it stays and holds what it requires; nor one whose
+    requirement the anchor's build of that wheel also meets (flashinfer's ``cuda-python>=12.0``)."""
     keys = {dist.key: info for info, (dist, _m, _c) in candidates.items()}
     changed = True
     while changed:
         changed = False
         for info, edges in requires.items():
-            if evidence[info]:
+            if evidence[info] or info in applications:
                 continue
-            bad = sorted({e.name for e in edges if e.name in keys and evidence[keys[e.name]]})
+            bad = sorted({e.name for e in edges if e.name in keys and evidence[keys[e.name]]
+                          and not _anchor_build_allowed(e.name, [e.specifier], anchor_major)})
             if bad:
                 evidence[info].append(Evidence(REQUIRES_CONTAMINANT, "requires %s, itself a contaminant" % ", ".join(bad)))
                 changed = True
 
 
-def _held(obs, candidates, evidence, declared) -> Dict[str, List[str]]:
-    """Contaminant key -> kept distributions outside the CUDA stack whose own requirements name it."""
+def _held(obs, candidates, evidence, edges) -> Dict[str, List[str]]:
+    """Contaminant key -> the kept distributions whose requirements (extras as asked) name it. What a held one
+    requires is held by it in turn: removing it would break what stays."""
     suspects = {dist.key for info, (dist, _m, _c) in candidates.items() if evidence[info]}
-    judged = {dist.key for dist, _m, _c in candidates.values()}
+    labels = {d.key: d.label for d in obs.distributions}
+    requirers: Dict[str, Set[str]] = {}
+    for edge in edges:
+        parent = edge.required_by.split("[", 1)[0]
+        if edge.name in suspects and parent != edge.name:
+            requirers.setdefault(edge.name, set()).add(parent)
     held: Dict[str, List[str]] = {}
-    for dist in obs.distributions:
-        if dist.key in judged or dist.key in declared or not dist.requires_dist:
-            continue
-        for edge in _own_requirements(obs, dist) if _names_any(dist, suspects) else ():
-            if edge.name in suspects:
-                held.setdefault(edge.name, []).append(dist.label)
+    changed = True
+    while changed:
+        changed = False
+        for key in sorted(suspects - set(held)):
+            keepers = sorted(k for k in requirers.get(key, ()) if k not in suspects or k in held)
+            if keepers:
+                held[key] = [labels[k] for k in keepers if k in labels]
+                changed = True
     return held
 
 
-def _names_any(dist, keys: Set[str]) -> bool:
-    text = " ".join(dist.requires_dist).lower().replace("_", "-").replace(".", "-")
-    return any(key in text for key in keys)
-
-
-def _neighbour_why(obs, dist, major, consumer, edges, versions) -> str:
+def _neighbour_why(obs, dist, major, consumer, edges, versions, choice=None) -> str:
     what = ("a CUDA %s consumer" % major if major is not None else "a CUDA consumer") if consumer else "a CUDA %s wheel" % major
+    if choice:
+        what = ("a CUDA consumer" if consumer else "a CUDA wheel") + " that " + choice if choice.startswith("carries") \
+            else choice
     anchor = [e for e in edges if e.name == obs.options.anchor]
     if anchor:
         wanted = anchor[0].requirement.split(";", 1)[0].strip()

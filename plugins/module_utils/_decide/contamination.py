@@ -16,13 +16,11 @@ Never reads an index itself.
 
 from __future__ import annotations
 
-import re
 from collections import deque
-from dataclasses import replace
 from typing import Dict, List
 
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._core import cuda_knowledge as cuda
-from ansible_collections.gpuops.cuda_venv.plugins.module_utils._decide.contaminants import belonging
+from ansible_collections.gpuops.cuda_venv.plugins.module_utils._decide.contaminants import belonging, installed_edges
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._core.names import canonical_name
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._decide import findings as F
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._decide.findings import Finding
@@ -32,7 +30,6 @@ from ansible_collections.gpuops.cuda_venv.plugins.module_utils._read.requirement
 
 _EXAMPLES = 4
 _CANDIDATES = 8  # names asked of the wheel sources, at most
-_NAME = re.compile(r"\s*([A-Za-z0-9][A-Za-z0-9._-]*)")
 
 
 def contaminants(obs) -> Dict[str, tuple]:
@@ -46,7 +43,7 @@ def contamination_source(obs) -> List[Finding]:
     found = contaminants(obs)
     if not found or not history:
         return []
-    edges = _edges(obs)
+    edges = installed_edges(obs)
     groups: Dict[int, list] = {}
     for dist, _why in found.values():
         transaction = transaction_of(history, dist)
@@ -75,21 +72,6 @@ def with_source_versions(obs, findings) -> List[Finding]:
 
 def _marker_env(obs) -> dict:
     return obs.interpreter.marker_env if obs.interpreter.ok else marker_env_fallback(obs.layout.version)
-
-
-def _edges(obs) -> list:
-    """Every requirement edge between installed distributions (markers evaluated for this venv). Requirements
-    naming nothing installed are dropped before parsing: parsing is most of the cost."""
-    marker_env = _marker_env(obs)
-    installed = {d.key for d in obs.distributions}
-    dists = [replace(d, requires_dist=tuple(r for r in d.requires_dist if _named(r) in installed))
-             for d in obs.distributions]
-    return [e for e in closure([d.name for d in dists], dists, marker_env) if e.required_by and e.name]
-
-
-def _named(requirement: str) -> str:
-    match = _NAME.match(requirement)
-    return canonical_name(match.group(1)) if match else ""
 
 
 def _finding(obs, history, transaction, dists, edges) -> Finding:

@@ -24,8 +24,8 @@ from ansible_collections.gpuops.cuda_venv.plugins.module_utils._decide.guard imp
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._decide.performance import performance_findings
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._read.gpu import (
     COMPATIBLE, MINOR_BEHIND, GpuError, driver_compatibility, minimum_driver_for)
-from ansible_collections.gpuops.cuda_venv.plugins.module_utils._decide.scope import cuda_scope
-from ansible_collections.gpuops.cuda_venv.plugins.module_utils._core.names import is_shared_object
+from ansible_collections.gpuops.cuda_venv.plugins.module_utils._decide.scope import cuda_scope, inert_paths, only_inert
+from ansible_collections.gpuops.cuda_venv.plugins.module_utils._core.names import is_loadable, is_shared_object
 
 _EXAMPLES = 3
 _LIBRARIES = 8
@@ -84,7 +84,7 @@ def missing_files(obs) -> List[Finding]:
             describe_paths(state.missing))
         if partner:
             message += " %s installs the same paths; uninstalling it deletes these files." % partner
-        findings.append(_record_finding(obs, F.RECORD_MISSING_FILES, dist, scope, message,
+        findings.append(_record_finding(obs, F.RECORD_MISSING_FILES, dist, scope, state.missing, message,
                                         {"missing": list(state.missing), "count": len(state.missing)}))
     return findings
 
@@ -103,20 +103,25 @@ def modified_files(obs) -> List[Finding]:
             dist.label, len(state.modified), how, describe_paths(state.modified))
         if writers:
             message += " They hold the bytes of %s." % ", ".join(writers)
-        findings.append(_record_finding(obs, F.RECORD_MODIFIED_FILES, dist, scope, message,
+        findings.append(_record_finding(obs, F.RECORD_MODIFIED_FILES, dist, scope, state.modified, message,
                                         {"modified": list(state.modified), "count": len(state.modified),
                                          "overwritten_by": writers}))
     return findings
 
 
-def _record_finding(obs, code: str, dist, scope: Dict[str, str], message: str, details: dict) -> Finding:
+def _record_finding(obs, code: str, dist, scope: Dict[str, str], paths, message: str, details: dict) -> Finding:
     """An error for a distribution the CUDA repair reinstalls. Outside its scope, differences no other wheel made
     change nothing for CUDA: files edited in place (a hand edit, an image's own CA bundle) are info, missing files a
-    warning; the repair leaves both unless asked (revert_edits)."""
-    if dist.key in scope:
+    warning; the repair leaves both unless asked (revert_edits). So are differences only in shared paths nothing
+    loads (FILE_OWNERSHIP_CONFLICT says whose bytes they hold)."""
+    inert = only_inert(paths, inert_paths(obs))
+    if dist.key in scope and not inert:
         return Finding(code, F.ERROR, dist.label, message, _reinstall_fix(obs, dist), details)
-    message += (" No other wheel wrote them and %s is outside the CUDA stack: if they are your own edits, "
-                "cuda_venv_repair leaves them as they are." % dist.name)
+    if inert:
+        message += " Another wheel lists them too and nothing loads them at run time: cuda_venv_repair leaves them."
+    else:
+        message += (" No other wheel wrote them and %s is outside the CUDA stack: if they are your own edits, "
+                    "cuda_venv_repair leaves them as they are." % dist.name)
     fix = ("To revert them: pip install --force-reinstall --no-deps '%s==%s' (or cuda_venv_repair with "
            "revert_edits: true)." % (dist.name, dist.version))
     severity = F.INFO if code == F.RECORD_MODIFIED_FILES else F.WARNING
@@ -136,11 +141,19 @@ def ownership_conflicts(obs) -> List[Finding]:
             " and ".join(owners), describe_paths([c.path for c in conflicts]))
         if holders:
             message += " The bytes on disk are %s's." % ", ".join(holders)
+        details = {"owners": list(owners), "paths": [c.path for c in conflicts], "on_disk": holders}
+        if any(is_loadable(c.path) for c in conflicts):
+            findings.append(Finding(
+                F.FILE_OWNERSHIP_CONFLICT, F.ERROR, " & ".join(owners), message,
+                "Remove the wheel that does not belong first, then force-reinstall the other without deps "
+                "(cuda_venv_repair does this in that order).", details))
+            continue
         findings.append(Finding(
-            F.FILE_OWNERSHIP_CONFLICT, F.ERROR, " & ".join(owners), message,
-            "Remove the wheel that does not belong first, then force-reinstall the other without deps "
-            "(cuda_venv_repair does this in that order).",
-            {"owners": list(owners), "paths": [c.path for c in conflicts], "on_disk": holders}))
+            F.FILE_OWNERSHIP_CONFLICT, F.WARNING, " & ".join(owners),
+            message + " Nothing loads them at run time (no library, no module of a package): no reason to remove "
+            "either.",
+            "To have one owner's bytes: pip install --force-reinstall --no-deps that wheel (cuda_venv_repair with "
+            "revert_edits: true reinstalls the owner whose bytes are not on disk).", dict(details, loadable=False)))
     return findings
 
 
@@ -277,9 +290,14 @@ def _versions_differ(ours: Optional[str], theirs: Optional[str]) -> bool:
 
 
 def mixed_majors(obs) -> List[Finding]:
+    """CUDA wheels of two majors; a wheel with a build for the anchor's major among others, or the flavour such a
+    wheel picks from at run time, is no mix (``contaminants.belonging``'s run-time choices)."""
     per_major: Dict[int, list] = {}
+    choices = belonging(obs).run_time_choices
     for dist in obs.distributions:
         major, _evidence = obs.majors.get(dist.dist_info, (None, None))
+        if dist.dist_info in choices:
+            continue
         if major is not None and (cuda.is_cuda_distribution(dist.key) or dist.key == obs.options.anchor):
             per_major.setdefault(major, []).append(dist.label)
     if len(per_major) < 2:
@@ -324,14 +342,21 @@ def unrequired_cuda(obs) -> List[Finding]:
             dist.label, "CUDA consumer" if contaminant.consumer else "CUDA %s wheel" % contaminant.major,
             obs.options.anchor, contaminant.why)
         fix = "Remove it (cuda_venv_repair removes it by default, prune: cuda)."
-        if contaminant.held_by:
+        if contaminant.harmless:
+            message += " It shares no path with the stack and requires nothing wrong: %s." % contaminant.harmless
+            fix = "The repair keeps it; name it in remove (or prune: all) to remove it."
+        elif contaminant.held_by:
             message += " %s require%s it, so the repair keeps it unless told otherwise." % (
                 ", ".join(contaminant.held_by), "s" if len(contaminant.held_by) == 1 else "")
             fix = "Remove it with what requires it if no workload needs them (cuda_venv_repair remove: [%s])." % (
                 ", ".join([dist.key] + [h.split(" ", 1)[0] for h in contaminant.held_by]))
+            if contaminant.replacement:
+                fix = ("Replace it by the anchor's build, which what requires it allows: declare '%s' in packages; "
+                       "or %s" % (contaminant.replacement, fix[0].lower() + fix[1:]))
         findings.append(Finding(F.CUDA_DIST_UNREQUIRED, F.WARNING, dist.key, message, fix, {
             "cuda_major": contaminant.major, "evidence": [e.as_dict() for e in contaminant.evidence],
-            "held_by": list(contaminant.held_by)}))
+            "held_by": list(contaminant.held_by), "harmless": contaminant.harmless or None,
+            "replacement": contaminant.replacement or None}))
     return findings
 
 

@@ -13,7 +13,8 @@ Invariants (docs/REPAIR.md):
   missing requirements, then late removals;
 - nothing outside the venv is deleted or written: a distribution whose RECORD lists paths leaving the venv is
   removed only after its RECORD is cut to the paths inside (the installer deletes what RECORD lists), and is
-  never reinstalled (the installer would write through the same paths).
+  never reinstalled (the installer would write through the same paths);
+- nothing the plan removes for good is required by a distribution it keeps (checked before anything runs).
 """
 
 from __future__ import annotations
@@ -24,11 +25,12 @@ from typing import Dict, List, Optional, Sequence, Set, Tuple
 
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._core import cuda_knowledge as cuda
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._decide import findings as F
-from ansible_collections.gpuops.cuda_venv.plugins.module_utils._decide.contaminants import Evidence, belonging
+from ansible_collections.gpuops.cuda_venv.plugins.module_utils._decide.contaminants import (
+    Evidence, belonging, identical_everywhere, installed_edges)
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._core.errors import CudaVenvError
-from ansible_collections.gpuops.cuda_venv.plugins.module_utils._core.names import canonical_name
+from ansible_collections.gpuops.cuda_venv.plugins.module_utils._core.names import canonical_name, is_loadable
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._read.distributions import Distribution, label_key
-from ansible_collections.gpuops.cuda_venv.plugins.module_utils._decide.scope import cuda_scope
+from ansible_collections.gpuops.cuda_venv.plugins.module_utils._decide.scope import cuda_scope, inert_paths, only_inert
 
 PRUNE_MODES = ("cuda", "none", "all")
 # Never pruned by prune=all: the installer itself and the build basics a venv is created with.
@@ -100,8 +102,10 @@ def make_plan(obs, findings: Sequence, desired: DesiredState) -> Plan:
     declared = {e.name for e in obs.requirements} | {obs.options.anchor}
     removals = _removals(obs, desired, declared, by_key)
     installs, unfixable = _installs(obs)
-    damaged = _damaged(obs, findings, by_key, None if desired.revert_edits else cuda_scope(obs))
-    co_owners = _co_owners(obs, removals, by_key)
+    damaged, kept_apart = _without_kept_collisions(obs, removals, _damaged(
+        obs, findings, by_key, None if desired.revert_edits else cuda_scope(obs)))
+    unfixable += kept_apart
+    co_owners = _co_owners(obs, set(removals) | _replacing(obs, installs, by_key), by_key)
     unfixable += _never_rewritten(by_key, damaged, co_owners, outside)
     units, replaced = _units(removals, damaged, co_owners, installs, by_key, outside)
     safe, late = _split_sole_providers(obs, [k for k in sorted(removals) if k not in replaced], removals)
@@ -124,8 +128,10 @@ def make_plan(obs, findings: Sequence, desired: DesiredState) -> Plan:
         batches.append(("remove former sole providers, now replaced",
                         [_remove(by_key[k], removals[k], outside) for k in late], {F.CUDA_DIST_UNREQUIRED}))
     codes = {f.code for f in findings if f.severity != F.INFO}
-    return Plan(tuple(Batch(i + 1, title, tuple(actions), tuple(sorted(answers & codes)))
+    plan = Plan(tuple(Batch(i + 1, title, tuple(actions), tuple(sorted(answers & codes)))
                       for i, (title, actions, answers) in enumerate(batches)), tuple(unfixable))
+    _refuse_broken_requirements(obs, plan, by_key)
+    return plan
 
 
 # --- what to remove ------------------------------------------------------------------------------------------
@@ -159,6 +165,26 @@ def _removals(obs, desired: DesiredState, declared: Set[str], by_key) -> Dict[st
     return removals
 
 
+def _refuse_broken_requirements(obs, plan: Plan, by_key) -> None:
+    """Invariant 5: what the plan removes for good is required by nothing it keeps (every kept distribution's own
+    requirements, extras as asked, not only the anchor's). PlanError naming both otherwise: nothing runs."""
+    gone: Set[str] = set()
+    for batch in plan.batches:
+        for action in batch.actions:
+            if action.kind == "remove":
+                gone.add(action.name)
+            else:
+                gone.discard(action.name)
+    broken = sorted({(edge.required_by.split("[", 1)[0], edge.name, edge.requirement.split(";", 1)[0].strip())
+                     for edge in installed_edges(obs) if edge.name in gone
+                     and edge.required_by.split("[", 1)[0] not in gone})
+    if broken:
+        raise PlanError("the repair would remove what a kept distribution requires: %s; name those in remove too, "
+                        "or keep what they require" % "; ".join(
+                            "%s requires %s" % (by_key[parent].label if parent in by_key else parent, requirement)
+                            for parent, _name, requirement in broken))
+
+
 def _outside_entries(obs) -> Dict[str, Tuple[str, ...]]:
     """canonical name -> its RECORD entries that leave the venv (RECORD_PATH_OUTSIDE_VENV)."""
     outside: Dict[str, List[str]] = {}
@@ -184,7 +210,7 @@ def _never_rewritten(by_key, damaged: Dict[str, str], co_owners: Dict[str, Set[s
     return refused
 
 
-def _co_owners(obs, removals: Dict[str, str], by_key) -> Dict[str, Set[str]]:
+def _co_owners(obs, removals: Set[str], by_key) -> Dict[str, Set[str]]:
     """removed name -> kept names that list one of its paths (they must be reinstalled after it goes)."""
     result: Dict[str, Set[str]] = {}
     for conflict in obs.conflicts:
@@ -200,10 +226,13 @@ def _damaged(obs, findings, by_key, scope: Optional[Dict[str, str]]) -> Dict[str
     """Kept distributions whose files are missing or modified -> reason; only those in ``scope`` (see
     scope) unless it is None: outside it, differences no other wheel made are the user's own edits."""
     damaged: Dict[str, str] = {}
+    inert = inert_paths(obs) if scope is not None else set()
     for dist in obs.distributions:
         state = obs.file_states.get(dist.dist_info)
         if state is None or dist.key not in by_key or (scope is not None and dist.key not in scope):
             continue
+        if only_inert(state.missing + state.modified, inert):
+            continue  # a shared file nothing loads: reported, reverted only when asked (revert_edits)
         if state.missing:
             damaged[dist.key] = "%d file(s) missing (RECORD_MISSING_FILES)" % len(state.missing)
         elif state.modified:
@@ -213,6 +242,36 @@ def _damaged(obs, findings, by_key, scope: Optional[Dict[str, str]]) -> Dict[str
             key = canonical_name(finding.details["distribution"])
             damaged.setdefault(key, "runs another library version (RUNTIME_LIBRARY_MISMATCH)")
     return damaged
+
+
+def _without_kept_collisions(obs, removals, damaged: Dict[str, str]) -> Tuple[Dict[str, str], List[str]]:
+    """``damaged`` without the wheels that collide with a contaminant the repair keeps (a kept distribution
+    requires it): reinstalling one overwrites the other, run after run. Returns (damaged, why each pair stays)."""
+    kept = {c.dist.label: c for c in belonging(obs).contaminants.values() if c.dist.key not in removals
+            and (c.held_by or c.harmless)}
+    pairs: Dict[Tuple[str, str], List[str]] = {}
+    for conflict in obs.conflicts:
+        for label in conflict.owners:
+            if label in kept:
+                for other in conflict.owners:
+                    if other != label:
+                        pairs.setdefault((label, other), []).append(conflict.path)
+    pairs = {pair: paths for pair, paths in pairs.items() if any(is_loadable(p) for p in paths)}
+    if not pairs:
+        return damaged, []
+    apart = {label_key(label) for pair in pairs for label in pair}
+    why = []
+    for (label, other), paths in sorted(pairs.items()):
+        contaminant = kept[label]
+        instead = ("declare '%s' in packages (the anchor's build, which %s allows)" % (
+            contaminant.replacement, ", ".join(contaminant.held_by)) if contaminant.replacement
+            else "name it in remove with %s" % ", ".join(contaminant.held_by))
+        why.append("%s and %s list the same %d path(s) (e.g. %s) and %s is kept because %s require%s it: "
+                   "reinstalling either overwrites the other, so neither is; %s" % (
+                       label, other, len(paths), sorted(paths, key=lambda p: (not is_loadable(p), p))[0],
+                       contaminant.dist.name, ", ".join(contaminant.held_by),
+                       "s" if len(contaminant.held_by) == 1 else "", instead))
+    return {k: v for k, v in damaged.items() if k not in apart}, why
 
 
 def _installs(obs) -> Tuple[Dict[str, Action], List[str]]:
@@ -285,12 +344,31 @@ def _provided_by_kept(obs, soname: str, removals) -> bool:
 
 # --- grouping --------------------------------------------------------------------------------------------------
 
+def _replacing(obs, installs: Dict[str, Action], by_key) -> Set[str]:
+    """Installs of another version of an installed wheel that shares loadable paths with others (cuda-python 12.6
+    over cuda-bindings 13, replaced by a CUDA 13 cuda-python): the installer's uninstall of the old one deletes
+    the co-owners' files, so it is a unit: removal, the co-owners' reinstall, then the install."""
+    found: Set[str] = set()
+    for conflict in obs.conflicts:
+        if is_loadable(conflict.path) and not identical_everywhere(obs, conflict):
+            found.update({label_key(label) for label in conflict.owners} & set(installs) & set(by_key))
+    return found
+
+
 def _units(removals, damaged, co_owners, installs, by_key, outside):
     """Atomic units (removals, follow-ups): a colliding wheel's removal, then the reinstall of every surviving
-    co-owner of its paths and the install of its declared twin; damaged wheels alone. Returns (units, replaced)."""
+    co-owner of its paths and the install of its declared twin, or of its own declared version (``_replacing``);
+    damaged wheels alone. Returns (units, replaced)."""
     units = []
     taken: Set[str] = set()
     replaced: Set[str] = set()
+    for key in sorted(k for k in co_owners if k in installs and k not in removals):
+        follow = [_reinstall(by_key[k], damaged.get(k, "co-owner of paths %s removes" % key))
+                  for k in sorted(co_owners[key]) if k not in taken]
+        units.append(((_remove(by_key[key], ("replaced by %s: the installer's uninstall would delete the paths it "
+                                            "shares" % installs[key].requirement, ()), outside),),
+                      tuple(follow) + (installs.pop(key),)))
+        taken.update(a.name for a in follow)
     for key in sorted(removals):
         follow = [_reinstall(by_key[k], damaged.get(k, "co-owner of paths %s removes" % key))
                   for k in sorted(co_owners.get(key, ())) if k not in taken]

@@ -13,15 +13,18 @@ force-reinstalled) both ask here, so they never disagree. In scope:
 - the anchor, and every distribution owning a shared object its import loads or needs;
 - CUDA wheels and their known consumers.
 Outside it, a file that differs from RECORD and that no other wheel wrote is the user's business (a hand-edited
-model library): a warning, reinstalled only when the user asks (``revert_edits``).
+model library): a warning, reinstalled only when the user asks (``revert_edits``). So is a file two wheels list
+that nothing loads at run time (``inert_paths``: a stray top-level ``build_backend.py``): which copy is on disk
+changes nothing for CUDA.
 """
 
 from __future__ import annotations
 
 import os
-from typing import Dict
+from typing import Dict, Iterable, Set
 
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._core import cuda_knowledge as cuda
+from ansible_collections.gpuops.cuda_venv.plugins.module_utils._core.names import is_loadable
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._read.distributions import label_key
 
 
@@ -30,7 +33,7 @@ def cuda_scope(obs) -> Dict[str, str]:
     scope: Dict[str, str] = {}
     keys = {dist.key for dist in obs.distributions}
     for conflict in obs.conflicts:
-        for label in conflict.owners:
+        for label in conflict.owners if is_loadable(conflict.path) else ():
             scope.setdefault(label_key(label), "shares paths with another wheel")
     for key in keys:
         if cuda.colliding_partner(key):
@@ -51,6 +54,17 @@ def cuda_scope(obs) -> Dict[str, str]:
         elif cuda.is_cuda_distribution(dist.key) or major is not None:
             scope.setdefault(dist.key, "a CUDA wheel")
     return {key: why for key, why in scope.items() if key in keys}
+
+
+def inert_paths(obs) -> Set[str]:
+    """Paths two or more wheels list that nothing loads at run time (``names.is_loadable``)."""
+    return {c.path for c in obs.conflicts if not is_loadable(c.path)}
+
+
+def only_inert(paths: Iterable[str], inert: Set[str]) -> bool:
+    """True when every one of ``paths`` (a wheel's missing or modified files) is an inert shared path."""
+    paths = set(paths)
+    return bool(paths) and paths <= inert
 
 
 def _import_paths(obs):

@@ -38,8 +38,8 @@ NEIGHBOUR_ELVES = {"torchvision/_C.so": elf(None, ["libc10.so", "libtorch.so", "
 KERNEL = dist("sglang-kernel", "0.4.10", ["sglang_kernel/__init__.py"], ["torch==2.14.1"])
 
 
-def multi(add=(), **extra):
-    return O.healthy(add=NEIGHBOURS + list(add), elves=dict(O.stack_elves(), **NEIGHBOUR_ELVES), **extra)
+def multi(add=(), elves=None, **extra):
+    return O.healthy(add=NEIGHBOURS + list(add), elves=dict(O.stack_elves(), **NEIGHBOUR_ELVES, **(elves or {})), **extra)
 
 
 def test_a_healthy_multi_framework_venv_has_neighbours_and_no_contaminant():
@@ -120,11 +120,13 @@ def test_a_copy_with_the_same_bytes_is_no_evidence():
     assert belonging(obs).contaminants == {}
 
 
-def test_what_requires_a_contaminant_is_one_and_a_kept_application_holds_it():
+def test_an_application_requiring_a_contaminant_is_kept_and_holds_it():
+    """The application the user installed (nothing requires it) is never removed for a dependency: it holds it."""
     server = dist("sglang", "0.5.0", ["sglang/__init__.py"], ["sglang-kernel==0.4.10"])
     judged = belonging(multi(add=[KERNEL, server]))
-    assert {c.dist.key: [e.kind for e in c.evidence] for c in judged.contaminants.values()} == {
-        "sglang": ["requires_contaminant"], "sglang-kernel": ["requirement_conflict"]}
+    assert {c.dist.key: ([e.kind for e in c.evidence], c.held_by) for c in judged.contaminants.values()} == {
+        "sglang-kernel": (["requirement_conflict"], ("sglang 0.5.0",))}
+    assert "sglang" in [n.dist.key for n in judged.neighbours] and judged.removable() == {}
     app = dist("my-app", "1.0", ["my_app/__init__.py"], ["sglang-kernel"])
     held = belonging(multi(add=[KERNEL, app]))
     assert [(c.dist.key, c.held_by) for c in held.contaminants.values()] == [("sglang-kernel", ("my-app 1.0",))]
@@ -174,3 +176,129 @@ def test_identical_everywhere_only_compares_the_conflicts_owners():
     obs = build([dist("a", "1", [same("p.py")]), dist("b", "1", [same("p.py")]), dist("c", "1", [same("p.py", b"x")])])
     assert identical_everywhere(obs, Conflict("p.py", ("a 1", "b 1"), None)) is True
     assert identical_everywhere(obs, Conflict("p.py", ("a 1", "b 1", "c 1"), None)) is False
+
+
+# --- the LLM-serving stacks: wheels with several CUDA builds, stray shared files, applications ---------------------
+
+SAVER = dist("torch-memory-saver", "0.0.9", ["torch_memory_saver/__init__.py",
+                                            "torch_memory_saver_hook_mode_preload_cu12.abi3.so",
+                                            "torch_memory_saver_hook_mode_preload_cu13.abi3.so"])
+SAVER_ELVES = {"torch_memory_saver_hook_mode_preload_cu12.abi3.so": elf(None, ["libcudart.so.12", "libc.so.6"]),
+               "torch_memory_saver_hook_mode_preload_cu13.abi3.so": elf(None, ["libcudart.so.13", "libc.so.6"])}
+CUTLASS = dist("nvidia-cutlass-dsl", "4.8.0", ["cutlass/__init__.py"],
+               ["nvidia-cutlass-dsl-libs-cu12==4.8.0", 'nvidia-cutlass-dsl-libs-cu13==4.8.0; extra == "cu13"'])
+LIBS_12 = dist("nvidia-cutlass-dsl-libs-cu12", "4.8.0", ["cutlass/_mlir/_mlir_libs/cu12/_mlir.so"])
+LIBS_13 = dist("nvidia-cutlass-dsl-libs-cu13", "4.8.0", ["cutlass/_mlir/_mlir_libs/cu13/_mlir.so"])
+SERVER = dist("sglang", "0.5.23", ["sglang/__init__.py"], ["nvidia-cutlass-dsl[cu13]==4.8.0", "torch-memory-saver"])
+
+
+def test_a_wheel_with_builds_for_two_majors_is_a_neighbour_and_says_which_build_the_anchor_selects():
+    judged = belonging(multi(add=[SAVER], elves=SAVER_ELVES))
+    assert judged.contaminants == {}
+    (saver,) = [n.as_dict() for n in judged.neighbours if n.dist.key == "torch-memory-saver"]
+    assert saver["why"] == ("a CUDA consumer that carries builds for CUDA 12 and 13 (CUDA 12 selects "
+                            "torch_memory_saver_hook_mode_preload_cu12.abi3.so); nothing on disk proves it wrong for "
+                            "this venv")
+
+
+def test_a_wheel_with_builds_for_other_majors_only_is_still_evidence():
+    old = dist("old-saver", "0.0.1", ["old_saver_cu11.so", "old_saver_cu13.so"])
+    judged = belonging(O.healthy(add=[old], elves=dict(O.stack_elves(), **{
+        "old_saver_cu11.so": elf(None, ["libcudart.so.11.0"]), "old_saver_cu13.so": elf(None, ["libcudart.so.13"])})))
+    assert [(c.dist.key, [e.kind for e in c.evidence]) for c in judged.contaminants.values()] == [
+        ("old-saver", ["other_major"])]
+
+
+def test_the_flavour_a_multi_build_wheel_requires_is_no_mix_and_an_orphan_flavour_is_a_contaminant():
+    obs = multi(add=[SERVER, CUTLASS, LIBS_12, LIBS_13, SAVER], elves=SAVER_ELVES)
+    judged = belonging(obs)
+    assert judged.contaminants == {}
+    assert judged.run_time_choices[LIBS_13.dist_info] == (
+        "the CUDA 13 flavour of nvidia-cutlass-dsl 4.8.0, which carries builds for CUDA 12 and 13 and picks one at "
+        "run time")
+    assert [f.code for f in diagnose(obs) if f.severity != "info"] == []
+    assert make_plan(obs, diagnose(obs), DesiredState()).empty
+    orphan = multi(add=[LIBS_13])
+    assert [(c.dist.key, [e.kind for e in c.evidence]) for c in belonging(orphan).contaminants.values()] == [
+        ("nvidia-cutlass-dsl-libs-cu13", ["other_major"])]
+    assert "CUDA_MAJOR_MIXED" in [f.code for f in diagnose(orphan)]
+
+
+def test_a_stray_top_level_file_two_wheels_ship_is_a_warning_and_never_a_removal():
+    flashinfer = dist("flashinfer-python", "0.7.2", ["flashinfer/__init__.py", same("build_backend.py", b"# one\n")],
+                      ["torch"])
+    dlpack = dist("torch-c-dlpack-ext", "0.1.5", ["torch_c_dlpack_ext/__init__.py", same("build_backend.py", b"# two\n")])
+    obs = multi(add=[flashinfer, dlpack], modified={"flashinfer-python": ["build_backend.py"]},
+                on_disk={"build_backend.py": "torch-c-dlpack-ext 0.1.5"})
+    assert belonging(obs).contaminants == {}
+    findings = diagnose(obs)
+    assert [(f.severity, f.code, f.subject) for f in findings if f.severity != "info"] == [
+        ("warning", "FILE_OWNERSHIP_CONFLICT", "flashinfer-python 0.7.2 & torch-c-dlpack-ext 0.1.5")]
+    assert [(f.severity, f.code) for f in findings if f.code == "RECORD_MODIFIED_FILES"] == [
+        ("info", "RECORD_MODIFIED_FILES")]
+    assert make_plan(obs, findings, DesiredState()).empty
+    asked = make_plan(obs, findings, DesiredState(revert_edits=True))
+    assert [(a.kind, a.requirement) for b in asked.batches for a in b.actions] == [
+        ("reinstall", "flashinfer-python==0.7.2")]
+
+
+def test_a_chain_of_requirements_to_a_contaminant_is_held_from_the_application_down():
+    """my-app (nothing requires it) -> sglang -> sglang-kernel (requires another torch): nothing is removed."""
+    server = dist("sglang", "0.5.0", ["sglang/__init__.py"], ["sglang-kernel==0.4.10"])
+    app = dist("my-app", "1.0", ["my_app/__init__.py"], ["sglang"], installer="uv")
+    judged = belonging(multi(add=[KERNEL, server, app]))
+    assert {c.dist.key: ([e.kind for e in c.evidence], c.held_by) for c in judged.contaminants.values()} == {
+        "sglang": (["requires_contaminant"], ("my-app 1.0",)),
+        "sglang-kernel": (["requirement_conflict"], ("sglang 0.5.0",))}
+    assert judged.removable() == {}
+
+
+def test_a_consumer_of_another_major_that_harms_nothing_is_kept_with_a_warning_naming_the_build_to_install():
+    runtime = dist("cupy-cuda13x", "14.2.0", ["cupy/_core/core.so"], ["numpy"])
+    obs = O.healthy(add=[runtime], elves=dict(O.stack_elves(), **{"cupy/_core/core.so": elf(None, ["libcudart.so.13"])}))
+    (contaminant,) = belonging(obs).contaminants.values()
+    assert contaminant.harmless == ("its CUDA 13 code cannot load beside a CUDA 12 torch, its CPU code works; install "
+                                    "its CUDA 12 build (cupy-cuda12x) to use the GPU")
+    assert belonging(obs).removable() == {}
+    finding = [f for f in diagnose(obs) if f.code == "CUDA_DIST_UNREQUIRED"][0]
+    assert finding.severity == "warning" and finding.details["harmless"] == contaminant.harmless
+    assert make_plan(obs, diagnose(obs), DesiredState()).empty
+    for desired in (DesiredState(remove=("cupy-cuda13x",)), DesiredState(prune="all")):
+        assert "cupy-cuda13x" in [a.name for b in make_plan(obs, diagnose(obs), desired).batches for a in b.actions]
+
+
+def test_a_held_wheel_of_another_major_colliding_with_the_stack_is_left_with_the_replacement_named():
+    """vLLM's venv: cuda-python 12.6.2.post1 installed over cuda-bindings 13.5.0 (the same paths), flashinfer-python
+    requiring cuda-python>=12.0: vllm and flashinfer stay, cuda-python is held and neither is reinstalled."""
+    runtime = "cuda/bindings/runtime.cpython-312-x86_64-linux-gnu.so"
+    torch13 = dist("torch", "2.14.0+cu130", ["torch/__init__.py", "torch/lib/libtorch_cuda.so"],
+                   ['cuda-bindings<14,>=13.0.3; platform_system == "Linux"'])
+    bindings = dist("cuda-bindings", "13.5.0", [same(runtime, b"13.5.0"), "cuda/bindings/__init__.py"])
+    python = dist("cuda-python", "12.6.2.post1", [same(runtime, b"12.6.2")], installer="uv")
+    flashinfer = dist("flashinfer-python", "0.7.2.post1", ["flashinfer/__init__.py"], ["cuda-python>=12.0", "torch"],
+                      installer="uv")
+    server = dist("vllm", "0.33.0", ["vllm/__init__.py"], ["flashinfer-python==0.7.2.post1", "torch==2.14.0"],
+                  installer="uv")
+    def vllm_venv(roots=()):
+        return build([torch13, bindings, python, flashinfer, server], on_disk={runtime: "cuda-python 12.6.2.post1"},
+                     modified={"cuda-bindings": [runtime]}, roots=roots,
+                     elves={"torch/lib/libtorch_cuda.so": elf("libtorch_cuda.so", ["libcudart.so.13"]),
+                            runtime: elf(None, ["libcudart.so.13"])})
+    obs = vllm_venv()
+    (contaminant,) = belonging(obs).contaminants.values()
+    assert (contaminant.dist.key, [e.kind for e in contaminant.evidence], contaminant.held_by, contaminant.replacement) == (
+        "cuda-python", ["other_major", "collides"], ("flashinfer-python 0.7.2.post1",), "cuda-python>=12.0,==13.*")
+    findings = diagnose(obs)
+    assert not [f for f in findings if f.severity != "info" and f.subject.split(" ", 1)[0] in ("vllm", "flashinfer-python")]
+    plan = make_plan(obs, findings, DesiredState())
+    assert plan.batches == ()
+    assert plan.unfixable == (
+        "cuda-python 12.6.2.post1 and cuda-bindings 13.5.0 list the same 1 path(s) (e.g. %s) and cuda-python is kept "
+        "because flashinfer-python 0.7.2.post1 requires it: reinstalling either overwrites the other, so neither is; "
+        "declare 'cuda-python>=12.0,==13.*' in packages (the anchor's build, which flashinfer-python 0.7.2.post1 "
+        "allows)" % runtime,)
+    # The replacement declared: cuda-python goes first, cuda-bindings' files come back, then the CUDA 13 cuda-python
+    declared = vllm_venv(roots=("cuda-python>=12.0,==13.*",))
+    plan = make_plan(declared, diagnose(declared), DesiredState(packages=("cuda-python>=12.0,==13.*",)))
+    assert [[(a.kind, a.requirement) for a in b.actions] for b in plan.batches] == [
+        [("remove", "cuda-python"), ("reinstall", "cuda-bindings==13.5.0"), ("install", "cuda-python==13.*,>=12.0")]]

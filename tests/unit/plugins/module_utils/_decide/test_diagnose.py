@@ -453,7 +453,7 @@ def test_a_consumer_requiring_another_anchor_is_a_warning_naming_the_evidence():
     assert (finding.severity, finding.subject) == ("warning", "sglang-kernel")
     assert finding.message == ("sglang-kernel 0.4.10 is a CUDA consumer that nothing torch requires, and wrong for this "
                                "venv: requires torch==2.14.1; torch 2.9.1 is installed.")
-    assert finding.details == {"cuda_major": None, "held_by": [],
+    assert finding.details == {"cuda_major": None, "held_by": [], "harmless": None, "replacement": None,
                                "evidence": [{"kind": "requirement_conflict",
                                              "text": "requires torch==2.14.1; torch 2.9.1 is installed"}]}
 

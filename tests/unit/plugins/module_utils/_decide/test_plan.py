@@ -156,7 +156,16 @@ def test_prune_none_removes_nothing_it_was_not_told_to():
 
 
 def test_prune_none_with_remove():
-    assert removals(plan_of(O.contaminated(), prune="none", remove=("nvidia-cublas",))) == ["nvidia-cublas"]
+    assert removals(plan_of(O.contaminated(), prune="none", remove=("nvidia-cublas", "nvidia-cudnn-cu13"))) == [
+        "nvidia-cublas", "nvidia-cudnn-cu13"]
+
+
+def test_a_removal_that_breaks_a_kept_requirement_is_refused_before_anything_runs():
+    with pytest.raises(PlanError) as caught:
+        plan_of(O.contaminated(), prune="none", remove=("nvidia-cublas",))
+    assert str(caught.value) == (
+        "the repair would remove what a kept distribution requires: nvidia-cudnn-cu13 9.24.0.43 requires "
+        "nvidia-cublas; name those in remove too, or keep what they require")
 
 
 def test_prune_all_removes_everything_undeclared_but_the_installer_seed():
