@@ -20,6 +20,7 @@ from typing import Callable, Optional, Sequence, Tuple
 
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._act import outcome, swap_run
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._act.batches import Run, guarded, run_rounds
+from ansible_collections.gpuops.cuda_venv.plugins.module_utils._act.declared import with_declared
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._act.facts import facts_of
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._act.venv_guard import (
     GuardOptions, lift_uv_config, put_back_uv_config, settle_guard, with_guard)
@@ -75,7 +76,11 @@ def repair(options: RepairOptions, venv: VenvLayout, make_backend: Callable[[Obs
         seen = observe(dataclasses.replace(static, probe=options.probe, gpu=True, performance=True) if options.report_facts
                        else static, runner, layout=venv)
         obs = _planned_from(seen)
-        result = _check_result(options, obs, venv, Run(options, make_backend, runner, tuple(secrets), observed=obs))
+        run = Run(options, make_backend, runner, tuple(secrets), observed=obs)
+        obs, declared = with_declared(run, obs)
+        result = _check_result(run.options, obs, venv, run)
+        if declared is not None:
+            result["declared"] = declared.as_dict()
         if options.report_facts:
             result["ansible_facts"] = {"cuda_venv": facts_of(seen)}
         return result
@@ -102,10 +107,21 @@ def _converge(run, venv: VenvLayout, static: FactsOptions) -> dict:
     if pycache:
         run.options = dataclasses.replace(run.options, facts=dataclasses.replace(run.options.facts, pycache=pycache))
         before = dataclasses.replace(before, options=dataclasses.replace(before.options, pycache=pycache))
-    options = run.options
     run.observed = before
-    if options.swap_back:
+    if run.options.swap_back:
         return swap_run.swap_back_result(run, root, static, before, recovered)
+    before, declared = with_declared(run, before)
+    try:
+        result = _plan_and_run(run, root, state_dir, before, recovered)
+    except RepairFailed as exc:
+        if declared is not None:
+            exc.result = dict(exc.result, declared=declared.as_dict())
+        raise
+    return result if declared is None else dict(result, declared=declared.as_dict())
+
+
+def _plan_and_run(run, root, state_dir, before, recovered) -> dict:
+    options = run.options
     findings = diagnose(before)
     plan = guarded(run, before, make_plan(before, findings, options.desired), state_dir,
                    lambda checked: outcome.result(options, before, before, checked, run, recovered))

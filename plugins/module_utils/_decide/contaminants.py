@@ -42,8 +42,9 @@ from typing import Dict, List, Optional, Set, Tuple
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._core import cuda_knowledge as cuda
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._core.names import canonical_name, is_loadable, is_shared_object
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._decide.history import asked_by_name
+from ansible_collections.gpuops.cuda_venv.plugins.module_utils._read.distributions import label_key
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._read.requirements import (
-    closure, marker_env_fallback, version_satisfies)
+    closure, marker_env_fallback, node_label, version_satisfies)
 
 OTHER_MAJOR = "other_major"
 COLLIDES = "collides"
@@ -114,7 +115,7 @@ def belonging(obs) -> Belonging:
     if anchor not in by_key:
         return Belonging({}, (), {})
     declared = {e.name for e in obs.requirements} | {anchor}
-    anchor_major = _major(obs, by_key[anchor])
+    anchor_major = anchor_cuda_major(obs)
     candidates = {}
     for dist in obs.distributions:
         if dist.key in declared:
@@ -134,7 +135,7 @@ def belonging(obs) -> Belonging:
             found.append(Evidence(OTHER_MAJOR, "built for CUDA %d (%s) beside a CUDA %d %s" % (
                 major, _major_evidence(obs, dist), anchor_major, anchor)))
         found += _collisions(obs, dist, candidates)
-        found += _requirement_conflicts(requires[info], versions)
+        found += _requirement_conflicts(requires[info], versions, by_key)
         if not any(e.name == anchor for e in requires[info]):  # what imports the anchor first cannot serve it
             found += _other_builds(obs, dist)
         evidence[info] = found
@@ -147,7 +148,8 @@ def belonging(obs) -> Belonging:
                 for info, (dist, major, consumer) in candidates.items() if consumer and evidence[info]}
     contaminants = {info: Contaminant(dist, major, consumer, tuple(evidence[info]), tuple(held.get(dist.key, ())),
                                       harmless.get(info) or "",
-                                      _replacement(dist, anchor_major, edges) if dist.key in held else "")
+                                      _replacement(obs, dist, evidence[info], held[dist.key], anchor_major, edges)
+                                      if dist.key in held else "")
                     for info, (dist, major, consumer) in candidates.items() if evidence[info]}
     neighbours = tuple(Neighbour(dist, major, consumer, _neighbour_why(obs, dist, major, consumer, requires[info], versions,
                                                                        choices.get(info)))
@@ -158,13 +160,21 @@ def belonging(obs) -> Belonging:
 
 def installed_edges(obs) -> list:
     """Every requirement edge between installed distributions (markers evaluated for this venv, extras as the
-    requirements ask them). Requirements naming nothing installed are dropped before parsing: parsing is most of
-    the cost."""
+    requirements ask them), but those of a distribution the declared state replaces by another version (its
+    installed requirements do not survive the repair). Requirements naming nothing installed are dropped before
+    parsing: parsing is most of the cost."""
     marker_env = _marker_env(obs)
     installed = {d.key for d in obs.distributions}
-    dists = [replace(d, requires_dist=tuple(r for r in d.requires_dist if _named(r) in installed))
-             for d in obs.distributions]
+    leaving = replaced_by_declaration(obs)
+    dists = [replace(d, requires_dist=() if d.key in leaving else
+                     tuple(r for r in d.requires_dist if _named(r) in installed)) for d in obs.distributions]
     return [e for e in closure([d.name for d in dists], dists, marker_env) if e.required_by and e.name]
+
+
+def replaced_by_declaration(obs) -> Set[str]:
+    """The installed distributions the declared state (``options.declared``) pins at another version."""
+    pins = dict(obs.options.declared)
+    return {d.key for d in obs.distributions if d.key in pins and pins[d.key] != d.version}
 
 
 def builds_of(obs, dist) -> Tuple[int, ...]:
@@ -218,13 +228,19 @@ def _run_time_choices(obs, candidates, anchor_major, edges, by_key) -> Dict[str,
     return choices
 
 
-def _replacement(dist, anchor_major, edges) -> str:
-    """A requirement for the anchor's build of a held wheel versioned by its CUDA major that every holder's own
-    specifier allows ("cuda-python>=12.0,==13.*"); "" when none is known."""
-    specs = sorted({e.specifier for e in edges if e.name == dist.key and e.specifier})
-    if not _anchor_build_allowed(dist.key, specs, anchor_major):
-        return ""
-    return dist.name + ",".join(specs + ["==%d.*" % anchor_major])
+def _replacement(obs, dist, found, held_by, anchor_major, edges) -> str:
+    """What the installer may put in place of a held contaminant so that its holders and the stack both hold: the
+    anchor's build of a wheel versioned by its CUDA major that every holder's specifier allows
+    ("cuda-python>=12.0,==13.*"); with another anchor declared, the holders' requirement alone for one that requires
+    another anchor (the installer picks the version that goes with the declared one); "" when none is known."""
+    holders = {label_key(label) for label in held_by}
+    specs = sorted({e.specifier for e in edges if e.name == dist.key and e.specifier
+                    and e.required_by.split("[", 1)[0] in holders})
+    if _anchor_build_allowed(dist.key, specs, anchor_major):
+        return dist.name + ",".join(specs + ["==%d.*" % anchor_major])
+    if obs.options.declared and any(e.kind == REQUIREMENT_CONFLICT for e in found):
+        return dist.name + ",".join(specs)
+    return ""
 
 
 def _anchor_build_allowed(key: str, specifiers, anchor_major) -> bool:
@@ -280,6 +296,25 @@ def identical_everywhere(obs, conflict) -> bool:
     return digest is not None or conflict.path.endswith(".pyc")  # bytecode caches are regenerated
 
 
+def anchor_cuda_major(obs) -> Optional[int]:
+    """The CUDA major the venv converges to: the declared anchor's when the repair declared another one
+    (``options.declared``: its local version label, +cu128 -> 12, else the major most of its CUDA wheels name),
+    else the installed anchor's."""
+    pins = dict(obs.options.declared)
+    if obs.options.anchor in pins:
+        local = cuda.local_cuda_version(pins[obs.options.anchor])
+        if local is not None:
+            return int(local.split(".", 1)[0])
+        named = [cuda.name_major(name) or (int(v.split(".", 1)[0]) if cuda.versioned_by_major(name) and
+                                           v.split(".", 1)[0].isdigit() else None) for name, v in pins.items()]
+        named = [m for m in named if m is not None]
+        return max(set(named), key=named.count) if named else None
+    for dist in obs.distributions:
+        if dist.key == obs.options.anchor:
+            return _major(obs, dist)
+    return None
+
+
 def _major(obs, dist) -> Optional[int]:
     return obs.majors.get(dist.dist_info, (None, None))[0]
 
@@ -299,8 +334,10 @@ def _own_requirements(obs, dist) -> list:
 
 
 def _judged_versions(obs, by_key) -> Dict[str, str]:
-    """Installed versions, the anchor's at the version the declared packages pin (the one a repair converges to)."""
+    """Installed versions, the anchor's at the version the declared packages pin (the one a repair converges to);
+    every one the declared state pins when the repair resolved it (``options.declared``)."""
     versions = {key: dist.version for key, dist in by_key.items()}
+    versions.update(dict(obs.options.declared))
     for edge in obs.requirements:
         if edge.name == obs.options.anchor and not edge.required_by and edge.specifier.startswith("==") \
                 and "," not in edge.specifier and "*" not in edge.specifier:
@@ -324,13 +361,15 @@ def _collisions(obs, dist, candidates) -> List[Evidence]:
         for owner, paths in sorted(others.items()) if any(is_loadable(p) for p in paths)]
 
 
-def _requirement_conflicts(edges, versions) -> List[Evidence]:
+def _requirement_conflicts(edges, versions, by_key) -> List[Evidence]:
     found = []
     for edge in edges:
-        installed = versions.get(edge.name)
-        if installed is not None and version_satisfies(installed, edge.specifier) is False:
-            found.append(Evidence(REQUIREMENT_CONFLICT, "requires %s; %s %s is installed" % (
-                edge.requirement.split(";", 1)[0].strip(), edge.name, installed)))
+        judged = versions.get(edge.name)
+        if judged is not None and version_satisfies(judged, edge.specifier) is False:
+            installed = by_key[edge.name].version if edge.name in by_key else None
+            found.append(Evidence(REQUIREMENT_CONFLICT, "requires %s; %s %s is %s" % (
+                edge.requirement.split(";", 1)[0].strip(), edge.name, judged,
+                "installed" if judged == installed else "declared")))
     return found
 
 
@@ -382,25 +421,46 @@ def _propagate(candidates, requires, evidence, applications, anchor_major) -> No
 
 
 def _held(obs, candidates, evidence, edges) -> Dict[str, List[str]]:
-    """Contaminant key -> the kept distributions whose requirements (extras as asked) name it. What a held one
+    """Contaminant key -> the kept distributions whose requirements name it, extras included only while a kept
+    distribution asks for them (sglang's ``humming-kernels[cu13]`` holds nothing once sglang goes). What a held one
     requires is held by it in turn: removing it would break what stays."""
     suspects = {dist.key for info, (dist, _m, _c) in candidates.items() if evidence[info]}
     labels = {d.key: d.label for d in obs.distributions}
-    requirers: Dict[str, Set[str]] = {}
+    askers = extra_askers(edges)
+    requirers: Dict[str, Set[Tuple[str, str]]] = {}  # suspect -> (parent key, the node that requires it)
     for edge in edges:
         parent = edge.required_by.split("[", 1)[0]
         if edge.name in suspects and parent != edge.name:
-            requirers.setdefault(edge.name, set()).add(parent)
+            requirers.setdefault(edge.name, set()).add((parent, edge.required_by))
     held: Dict[str, List[str]] = {}
+
+    def kept(key):
+        return key not in suspects or key in held
     changed = True
     while changed:
         changed = False
         for key in sorted(suspects - set(held)):
-            keepers = sorted(k for k in requirers.get(key, ()) if k not in suspects or k in held)
+            keepers = sorted({parent for parent, node in requirers.get(key, ()) if kept(parent)
+                              and still_asked(node, askers, kept)})
             if keepers:
                 held[key] = [labels[k] for k in keepers if k in labels]
                 changed = True
     return held
+
+
+def extra_askers(edges) -> Dict[str, Set[str]]:
+    """"name[extra]" -> the keys of the distributions whose requirements ask for that extra."""
+    askers: Dict[str, Set[str]] = {}
+    for edge in edges:
+        if edge.extras:
+            askers.setdefault(node_label(edge.name, edge.extras), set()).add(edge.required_by.split("[", 1)[0])
+    return askers
+
+
+def still_asked(node: str, askers, kept) -> bool:
+    """Whether the requirements of ``node`` ("name" or "name[extra]", an edge's ``required_by``) still apply when
+    only what ``kept(key)`` keeps stays: an extra's only while a kept distribution asks for it."""
+    return "[" not in node or any(kept(key) for key in askers.get(node, ()))
 
 
 def _neighbour_why(obs, dist, major, consumer, edges, versions, choice=None) -> str:

@@ -26,7 +26,7 @@ from typing import Dict, List, Optional, Sequence, Set, Tuple
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._core import cuda_knowledge as cuda
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._decide import findings as F
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._decide.contaminants import (
-    Evidence, belonging, identical_everywhere, installed_edges)
+    Evidence, belonging, extra_askers, identical_everywhere, installed_edges, still_asked)
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._core.errors import CudaVenvError
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._core.names import canonical_name, is_loadable
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._read.distributions import Distribution, label_key
@@ -111,6 +111,15 @@ def make_plan(obs, findings: Sequence, desired: DesiredState) -> Plan:
     safe, late = _split_sole_providers(obs, [k for k in sorted(removals) if k not in replaced], removals)
 
     batches: List[Tuple[str, List[Action], Set[str]]] = []
+    anchor = obs.options.anchor
+    # Another anchor declared (torch 2.9.1 over 2.14.1): it and its pins go first, while what the installed one
+    # loads is still there; what only the old anchor needed goes after, when nothing loads it any more.
+    new_anchor = anchor in installs and anchor in by_key
+    install_batches = [("install missing or mismatched requirements", list(chunk),
+                        {F.REQUIREMENT_MISSING, F.REQUIREMENT_VERSION_MISMATCH, F.SONAME_UNRESOLVED})
+                       for chunk in _chunks(sorted(installs.values(), key=lambda a: a.name != anchor), desired.batch_size)]
+    if new_anchor:
+        batches += install_batches
     if safe:
         batches.append(("remove contaminants nothing kept needs",
                         [_remove(by_key[k], removals[k], outside) for k in safe], {F.CUDA_DIST_UNREQUIRED}))
@@ -121,9 +130,8 @@ def make_plan(obs, findings: Sequence, desired: DesiredState) -> Plan:
                         {F.FILE_OWNERSHIP_CONFLICT, F.RECORD_MISSING_FILES, F.RECORD_MODIFIED_FILES,
                          F.CUDA_MAJOR_MIXED, F.RUNTIME_LIBRARY_MISMATCH, F.SONAME_UNRESOLVED, F.IMPORT_FAILED,
                          F.CUDA_DIST_UNREQUIRED}))
-    for chunk in _chunks(installs.values(), desired.batch_size):
-        batches.append(("install missing or mismatched requirements", list(chunk),
-                        {F.REQUIREMENT_MISSING, F.REQUIREMENT_VERSION_MISMATCH, F.SONAME_UNRESOLVED}))
+    if not new_anchor:
+        batches += install_batches
     if late:
         batches.append(("remove former sole providers, now replaced",
                         [_remove(by_key[k], removals[k], outside) for k in late], {F.CUDA_DIST_UNREQUIRED}))
@@ -175,9 +183,11 @@ def _refuse_broken_requirements(obs, plan: Plan, by_key) -> None:
                 gone.add(action.name)
             else:
                 gone.discard(action.name)
+    edges = installed_edges(obs)
+    askers = extra_askers(edges)
     broken = sorted({(edge.required_by.split("[", 1)[0], edge.name, edge.requirement.split(";", 1)[0].strip())
-                     for edge in installed_edges(obs) if edge.name in gone
-                     and edge.required_by.split("[", 1)[0] not in gone})
+                     for edge in edges if edge.name in gone and edge.required_by.split("[", 1)[0] not in gone
+                     and still_asked(edge.required_by, askers, lambda key: key not in gone)})
     if broken:
         raise PlanError("the repair would remove what a kept distribution requires: %s; name those in remove too, "
                         "or keep what they require" % "; ".join(
@@ -362,13 +372,14 @@ def _units(removals, damaged, co_owners, installs, by_key, outside):
     units = []
     taken: Set[str] = set()
     replaced: Set[str] = set()
-    for key in sorted(k for k in co_owners if k in installs and k not in removals):
-        follow = [_reinstall(by_key[k], damaged.get(k, "co-owner of paths %s removes" % key))
-                  for k in sorted(co_owners[key]) if k not in taken]
-        units.append(((_remove(by_key[key], ("replaced by %s: the installer's uninstall would delete the paths it "
-                                            "shares" % installs[key].requirement, ()), outside),),
-                      tuple(follow) + (installs.pop(key),)))
-        taken.update(a.name for a in follow)
+    swapped = sorted(k for k in co_owners if k in installs and k not in removals)
+    if swapped:  # one unit: two of them may share the paths (cuda-bindings and cuda-python, both replaced)
+        kept = sorted(set().union(*(co_owners[k] for k in swapped)) - set(swapped))
+        follow = [_reinstall(by_key[k], damaged.get(k, "co-owner of paths %s removes" % ", ".join(swapped))) for k in kept]
+        units.append((tuple(_remove(by_key[k], ("replaced by %s: the installer's uninstall would delete the paths it "
+                                                "shares" % installs[k].requirement, ()), outside) for k in swapped),
+                      tuple(follow) + tuple(installs.pop(k) for k in swapped)))
+        taken.update(swapped + kept)
     for key in sorted(removals):
         follow = [_reinstall(by_key[k], damaged.get(k, "co-owner of paths %s removes" % key))
                   for k in sorted(co_owners.get(key, ())) if k not in taken]

@@ -6,7 +6,8 @@
 Private to the gpuops.cuda_venv collection: not a public API.
 
 - Resolution: pip's ``install --dry-run --report -`` (pip >= 22.2; the report lists what pip would install, with
-  what is already satisfied left out), uv's ``pip install --dry-run`` (its `` + name==version`` lines).
+  what is already satisfied left out), uv's ``pip install --dry-run`` (its `` + name==version`` lines); the whole
+  closure, satisfied wheels included: pip's with ``--ignore-installed``, uv's ``pip compile``.
 - Download: ``pip download --no-deps --only-binary=:all:`` with the same wheel sources as the installs, pip's
   configuration and environment in force (``installer_env``). uv has no download command: with the uv backend,
   the venv's pip is used when it has one, else the pip of the Python running this module, told the venv's Python
@@ -30,6 +31,7 @@ from ansible_collections.gpuops.cuda_venv.plugins.module_utils._install.installe
     Backend, PipBackend, installer_env, requirement_name, source_args)
 
 _UV_PLANNED = re.compile(r"^\s*\+\s+([A-Za-z0-9][A-Za-z0-9._-]*)==(\S+)\s*$")
+_PINNED = re.compile(r"^([A-Za-z0-9][A-Za-z0-9._-]*)==(\S+)\s*$")  # uv pip compile's output lines
 _PIP_OPTIONS = ["--no-input", "--disable-pip-version-check"]
 
 
@@ -48,13 +50,33 @@ def resolve(backend: Backend, requirements: Sequence[str], check_mode: bool, sec
         return [(canonical_name(m.group(1)), m.group(2)) for m in planned if m]
     argv = [backend.python, "-I", "-m", "pip", "install", "--dry-run", "--quiet", "--report", "-"] + _PIP_OPTIONS
     argv += (["--no-cache-dir"] if check_mode else []) + source_args(backend.sources)
-    result = _run(backend, argv + ["--"] + list(requirements), secrets)
+    return _report(_run(backend, argv + ["--"] + list(requirements), secrets), requirements, secrets)
+
+
+def _report(result: CommandResult, requirements: Sequence[str], secrets: Sequence[str]) -> List[Tuple[str, str]]:
+    """(canonical name, version) of what pip's installation report (``--report -``) installs."""
     try:
         report = json.loads(result.stdout)
         return [(canonical_name(item["metadata"]["name"]), item["metadata"]["version"]) for item in report["install"]]
     except (ValueError, KeyError, TypeError):
         raise FetchError("pip's --report for %s is not the JSON expected (pip >= 22.2 is needed): %s" % (
             ", ".join(requirements), redact(result.stdout[:200], secrets))) from None
+
+
+def resolve_closure(backend: Backend, requirements: Sequence[str], check_mode: bool,
+                    secrets: Sequence[str]) -> List[Tuple[str, str]]:
+    """(canonical name, version) of every wheel ``requirements`` need, what the venv already has included: pip's
+    ``install --dry-run --ignore-installed --report -``, uv's ``pip compile`` for the venv's interpreter
+    (requirements on standard input)."""
+    if backend.name == "uv":
+        argv = [backend.uv, "pip", "compile", "--python", backend.python, "--quiet", "--no-header", "--no-annotate"]
+        argv += (["--no-cache"] if check_mode else []) + source_args(backend.sources, uv=True)
+        result = _run(backend, argv + ["-"], secrets, data="".join(r + "\n" for r in requirements))
+        pinned = [_PINNED.match(line) for line in result.stdout.splitlines()]
+        return [(canonical_name(m.group(1)), m.group(2)) for m in pinned if m]
+    argv = [backend.python, "-I", "-m", "pip", "install", "--dry-run", "--ignore-installed", "--quiet", "--report",
+            "-"] + _PIP_OPTIONS + (["--no-cache-dir"] if check_mode else []) + source_args(backend.sources)
+    return _report(_run(backend, argv + ["--"] + list(requirements), secrets), requirements, secrets)
 
 
 def download(backend: Backend, requirements: Sequence[str], dest: str, interpreter, check_mode: bool,
@@ -104,10 +126,10 @@ def _target_args(interpreter) -> list:
     return args
 
 
-def _run(backend: Backend, argv: list, secrets: Sequence[str], check: bool = True) -> CommandResult:
+def _run(backend: Backend, argv: list, secrets: Sequence[str], check: bool = True, data=None) -> CommandResult:
     # the venv lock goes with it (pass_fds): an orphaned download keeps the venv locked, as an orphaned install does
     result = redact_result(backend.runner.run(argv, env=installer_env(backend.environ), timeout=backend.timeout,
-                                              pass_fds=backend.pass_fds), secrets)
+                                              data=data, pass_fds=backend.pass_fds), secrets)
     return _check(result) if check else result
 
 

@@ -39,7 +39,7 @@ from ansible_collections.gpuops.cuda_venv.plugins.module_utils._read.probe impor
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._read.record_check import (
     Conflict, FileState, check_all, file_digest, find_conflicts, listed_paths)
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._read.requirements import (
-    RequirementEdge, closure, marker_env_fallback)
+    RequirementEdge, closure, marker_env_fallback, pinned_edges)
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._core.runner import Runner, clean_env
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._read.runtime_routes import resolve_others
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._read.scripts import ScriptCheck, check_scripts
@@ -67,6 +67,8 @@ class FactsOptions:
     performance: bool = False  # read what can make it slow (_read/performance_state.py): the facts module's
     gpu_archs: Tuple[str, ...] = ()  # compute capabilities ("9.0") the kernels are judged for instead of NVML's
     read_index: bool = False  # reuse and keep what was read from each ELF file (_read/read_index.py): the facts module's
+    declared: Tuple[Tuple[str, str], ...] = ()  # the repair's declared state as its installer resolved it, when its
+    # anchor is not the installed one ((name, version) pairs, _install/resolve.py): the requirements are these pins
 
 
 @dataclass(frozen=True)
@@ -242,7 +244,8 @@ def _read_rest(options, layout, interpreter, site_packages, module, loader, read
     marker_env = interpreter.marker_env if interpreter.ok else marker_env_fallback(layout.version)
     other = resolve_others(objects, import_graph, loader, options.anchor, marker_env, reader.elf)
     shadowed = find_shadowed(each_resolution(import_graph, other), layout.root, _files_by_name(objects))
-    requirements = closure((options.anchor,) + tuple(options.roots), dists, marker_env)
+    requirements = pinned_edges(options.declared, dists) if options.declared else \
+        closure((options.anchor,) + tuple(options.roots), dists, marker_env)
     gpu = gpu_facts(with_state=options.performance) if options.gpu else None
     performance = read_performance(layout.root, [p for p, o in objects.items() if o.elf is not None],
                                    tuple(gpu.pop("states", ())) if gpu else (),

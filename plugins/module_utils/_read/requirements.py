@@ -106,6 +106,23 @@ def closure(roots, dists, marker_env: dict) -> list:
     return edges
 
 
+def pinned_edges(pins, dists) -> list:
+    """The declared state as the installer resolved it (``pins``: (name, version) pairs), one root edge
+    ``name==version`` each, judged against what is installed: what a repair converges to when the declared anchor
+    is not the installed one (its closure is the resolution's, not the installed anchor's metadata)."""
+    _need_packaging()
+    installed = {}
+    for dist in dists:
+        installed.setdefault(dist.key, []).append(dist)
+    edges = []
+    for name, version in pins:
+        specifier = SpecifierSet("==" + version)
+        dist, satisfied, problem = _pick(installed.get(name, ()), specifier)
+        edges.append(RequirementEdge("%s==%s" % (name, version), name, (), str(specifier), "", (),
+                                     dist.version if dist else None, satisfied, problem))
+    return edges
+
+
 def _add_edge(edges, queue, text, required_by, chain, extras, installed, marker_env) -> None:
     try:
         req = parse_requirement(text)

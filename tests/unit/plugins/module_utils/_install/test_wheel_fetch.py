@@ -6,13 +6,15 @@
 from __future__ import annotations
 
 import os
+import subprocess
 import sys
 
 import pytest
 
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._core.runner import SubprocessRunner
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._install.installers import PipBackend, UvBackend, WheelSources
-from ansible_collections.gpuops.cuda_venv.plugins.module_utils._install.wheel_fetch import FetchError, download, resolve
+from ansible_collections.gpuops.cuda_venv.plugins.module_utils._install.wheel_fetch import (
+    FetchError, download, resolve, resolve_closure)
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._read.probe import query_interpreter
 from ansible_collections.gpuops.cuda_venv.tests.support.local_servers import AuthIndex
 from ansible_collections.gpuops.cuda_venv.tests.support.wheel_helpers import make_wheel
@@ -55,6 +57,35 @@ def test_uv_resolution_reads_its_planned_lines_and_leaves_no_lock(tmp_path, empt
     assert runner.argvs == [(UV, "pip", "install", "--dry-run", "--python", python, "--no-cache", "--no-index",
                              "--find-links", str(tmp_path / "wh"), "--", "consumer-demo")]
     os.unlink(str(empty_venv / ".lock"))  # uv's own environment lock; the guard removes it (scenario tests)
+
+
+@pytest.mark.parametrize("kind", ["pip", "uv"])
+def test_the_whole_closure_includes_what_the_venv_already_has(tmp_path, kind):
+    """The declared state's closure: what is installed and satisfied is in it too (real pip and uv, a venv each)."""
+    make_wheel(str(tmp_path / "wh"), "consumer-demo", "1.0", requires=["helper-demo>=1"])
+    make_wheel(str(tmp_path / "wh"), "helper-demo", "1.1")
+    sources = WheelSources(find_links=(str(tmp_path / "wh"),), no_index=True)
+    venv = tmp_path / "venv"
+    subprocess.run([sys.executable, "-m", "venv"] + (["--without-pip"] if kind == "uv" else []) + [str(venv)], check=True)
+    python = str(venv / "bin" / "python")
+    runner = RecordingRunner(passthrough=True)
+    if kind == "pip":
+        backend = PipBackend(python, runner, sources)
+        backend.install(["helper-demo"])
+        expected = [(python, "-I", "-m", "pip", "install", "--dry-run", "--ignore-installed", "--quiet", "--report", "-",
+                     "--no-input", "--disable-pip-version-check", "--no-index", "--find-links", str(tmp_path / "wh"),
+                     "--", "consumer-demo")]
+    else:
+        backend = UvBackend(UV, python, runner, sources)
+        backend.install(["helper-demo"])
+        expected = [(UV, "pip", "compile", "--python", python, "--quiet", "--no-header", "--no-annotate", "--no-index",
+                     "--find-links", str(tmp_path / "wh"), "-")]
+    assert resolve(backend, ["consumer-demo"], False, ()) == [("consumer-demo", "1.0")]
+    runner.calls.clear()
+    assert sorted(resolve_closure(backend, ["consumer-demo"], False, ())) == [("consumer-demo", "1.0"), ("helper-demo", "1.1")]
+    assert runner.argvs == expected
+    if kind == "uv":
+        assert runner.calls[0].data == "consumer-demo\n"
 
 
 def test_download_with_pip_into_the_folder_with_the_same_sources(tmp_path):
