@@ -138,8 +138,7 @@ def _finding(obs, history, transaction, dists, edges) -> Finding:
             for source, error in obs.source_reading.failures:
                 message += "; the wheel source %s could not be read (%s)" % (source, error)
         if later:
-            message += "; distributions that were gone or replaced later: %s" % ", ".join(
-                "%s reinstalled %s" % (d.label, _at(_when(t))) for d, t in later[:_EXAMPLES])
+            message += "; distributions that were gone or replaced later: %s" % ", ".join(_written_later(later, edges))
         for dist, edge in asks[:_EXAMPLES]:
             tx = transaction_of(history, dist)
             message += "; %s, %s with %s %s, requires %s (installed: %s %s)" % (
@@ -189,6 +188,24 @@ def _replaced_later(obs, history, transaction) -> List[tuple]:
         if dist.key in wanted and tx is not None and tx.time is not None and tx.time > transaction.time:
             later.append((dist, tx))
     return sorted(later, key=lambda item: (item[0].key != obs.options.anchor, item[1].number, item[0].key))
+
+
+def _written_later(later, edges) -> List[str]:
+    """How the anchor's closure came to be written by later runs: reinstalled by name ("torch 2.9.1 reinstalled at
+    T"), or put in place by a run that installed something requiring them ("torch 2.14.1, ... put in place at T by
+    the uv run that installed sglang 0.5.23 (transaction 2)")."""
+    required = {e.name for e in edges}
+    parts, by_run = [], {}
+    for dist, transaction in later[:_EXAMPLES]:
+        roots = [d.label for d in transaction.members if d.key not in required]
+        if not roots or dist.label in roots:
+            parts.append("%s reinstalled %s" % (dist.label, _at(_when(transaction))))
+        else:
+            by_run.setdefault(transaction.number, (transaction, roots, []))[2].append(dist.label)
+    for transaction, roots, labels in by_run.values():
+        parts.append("%s put in place %s by the %s run that installed %s (transaction %d)" % (
+            ", ".join(labels), _at(_when(transaction)), transaction.installer, _examples(roots), transaction.number))
+    return parts
 
 
 def _source_versions(obs, residue, by_key) -> List[tuple]:

@@ -69,6 +69,20 @@ def test_a_requested_consumer_is_the_root_of_what_it_requires_the_rest_is_residu
             "or replaced later: torch 2.9.1 reinstalled at 2026-05-28T20:28:40.125Z.") in finding.message
 
 
+def test_the_anchor_put_in_place_by_a_run_that_installed_an_application_says_which():
+    """uv: the torch 2.9.1 venv; then `uv pip install sglang` replaces torch (sglang pins it) and leaves the
+    CUDA 12 cuDNN: the residue's message names the run that put torch in place by what it installed."""
+    server = dist("sglang", "0.5.23", ["sglang/__init__.py"], ["torch"], installer="uv")
+    leftover = dist("nvidia-cudnn-cu13", "9.24.0.43", ["nvidia/cudnn/lib/libcudnn.so.9"], installer="uv")
+    obs = O.build([O.torch_cu12(), leftover, server])
+    obs = with_times(obs, {"nvidia-cudnn-cu13": (0, "uv"), "torch": (60, "uv"), "sglang": (60, "uv")},
+                     requested={"nvidia-cudnn-cu13", "torch", "sglang"})
+    [finding] = contamination_source(obs)
+    assert finding.message.endswith(
+        "distributions that were gone or replaced later: torch 2.9.1 put in place at 2026-05-28T20:27:40.125Z by the uv "
+        "run that installed sglang 0.5.23 (transaction 2).")
+
+
 def test_uvs_requested_is_no_users_choice_even_for_a_lone_distribution():
     # uv marks every dist-info REQUESTED: the cu13 cuBLAS, required by nothing, is not "asked for by name".
     obs = with_times(O.healthy(add=[O.cublas_cu13(), dist("nvidia-nvtx", "13.0.85", ["nvidia/cu13/lib/x.so"])]),
