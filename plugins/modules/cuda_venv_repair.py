@@ -57,6 +57,10 @@ options:
     description:
       - PEP 508 requirements added to the declared set, for example C(torch==2.9.1) or
         C(nvidia-cudnn-cu12==9.10.2.21). Missing or mismatched ones are installed without deps.
+      - When they name another anchor version than the installed one, the declared set is what the venv's installer
+        resolves for them (C(uv pip compile), C(pip install --dry-run --ignore-installed --report), with its own
+        configuration and the wheel sources given here): the closure, the CUDA major and the contaminants are the
+        declared anchor's, and the new anchor is installed first. The result's RV(declared) says what was resolved.
     type: list
     elements: str
     default: []
@@ -71,6 +75,10 @@ options:
         proves wrong for this venv (built for another CUDA major than the anchor, installing paths a kept wheel owns,
         requiring an anchor version or build that is not the one installed or pinned, shipping another build of a
         library the anchor loads, or requiring such a contaminant). Each removal in the plan carries its C(evidence).
+        A wheel with builds for several CUDA majors (one of them the anchor's), a path nothing loads at run time, and
+        a dependency of the application the user installed are no evidence. A contaminant a kept distribution
+        requires is kept (or replaced by a version both allow, as the installer resolves it); a consumer whose only
+        fault is another CUDA major and that harms nothing is kept with a warning.
         Neighbours - torchvision, torchaudio, jax and its CUDA plugins, cupy and the CUDA wheels they need, on the
         anchor's CUDA major - are kept. Before 1.1.0 it removed every CUDA wheel and consumer the anchor does not
         require; name those in O(remove) (or use C(all)) to remove them now.
@@ -398,9 +406,20 @@ pending_recovery:
   returned: in check mode, when there is something to recover
   type: str
 healthy:
-  description: True when no error finding remains.
+  description:
+    - True when no error finding remains. A run (not in check mode, not one O(batch)) that would leave it false fails,
+      naming the errors; a swap's copy is then discarded and the venv is unchanged.
   returned: always
   type: bool
+declared:
+  description:
+    - The declared state as the venv's installer resolved it, when O(packages) names another anchor than the installed
+      one or a held contaminant is replaced - C(request) (what the installer was asked), C(pins) (every distribution of
+      the closure as C(name==version), the versions the repair converges to), C(resolved_by) (pip or uv) and C(note)
+      (replacements left out, and why).
+  returned: when a resolution was needed
+  type: dict
+  sample: {"request": ["torch==2.9.1"], "pins": ["torch==2.9.1", "triton==3.5.1"], "resolved_by": "uv"}
 findings:
   description: The findings that remain (same shape as the facts module's).
   returned: always
