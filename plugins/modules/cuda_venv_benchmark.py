@@ -18,9 +18,11 @@ description:
   - Runs each measurement O(repeats) times and reports every run, the median and the spread (max - min over the
     median).
   - Compares each metric's median with a baseline (O(baseline), for example the registered result of a run before a
-    repair, or O(baseline_path)) and judges it in a noise band - the widest of O(noise) and the spread of the runs on
-    either side. A metric fails when it is below O(min_ratio) of its baseline and below the band, saying by how much;
-    a drop inside the band is reported as C(within noise), never failed.
+    repair, or O(baseline_path)) and judges it in a noise band that the measurements give - 4 times the ratio's
+    relative standard deviation, estimated from each side's repeats (1.4826 times their median absolute deviation, so
+    one outlier does not widen it), never narrower than O(noise). A metric fails when it is below O(min_ratio) of its
+    baseline and below the band, saying by how much; a drop inside the band is reported as C(within noise), never
+    failed. Each comparison says the band and why (C(band_why)).
   - Without a GPU, or when torch.cuda.is_available() is false, the built-in measurements are skipped with the reason,
     unless O(require_gpu=true); O(command) still runs O(repeats) times and is compared, and without a command the task
     is skipped. When torch does not import at all, the venv is broken and the module fails.
@@ -103,7 +105,9 @@ options:
   noise:
     description:
       - The narrowest noise band, a fraction - 0.02 is 2%, the run-to-run variation measured on an H200 for the
-        matmul and for a training step's tokens/s. The band is widened to the spread of the runs on either side.
+        matmul and for a training step's tokens/s. The band is widened to 4 times the ratio's relative standard
+        deviation that both sides' repeats give (on an H200, two back-to-back sets of three matmul runs of an
+        unchanged venv had medians 5.9% apart: a band of about 7.6% there).
     type: float
     default: 0.02
   require_gpu:
@@ -185,7 +189,8 @@ baseline:
 comparison:
   description:
     - Per metric C(metric), C(value) and C(baseline) (medians), C(ratio) (value / baseline), C(band) (the noise band it
-      was judged in), C(verdict) (V(faster), V(within noise), V(slower, within min_ratio), V(slower)) and C(ok).
+      was judged in), C(band_why) (the floor, or 4 times the ratio's deviation, with each side's deviation and runs),
+      C(verdict) (V(faster), V(within noise), V(slower, within min_ratio), V(slower)) and C(ok).
   returned: always
   type: list
   elements: dict

@@ -133,6 +133,15 @@ venvs:
     found_by:
       description: V(walk) (under O(roots)) or V(process) (only through C(/proc)).
       type: str
+    generations:
+      description:
+        - The previous generations a swapped repair kept of this venv (M(gpuops.cuda_venv.cuda_venv_repair)'s
+          O(gpuops.cuda_venv.cuda_venv_repair#module:keep_previous), what O(gpuops.cuda_venv.cuda_venv_repair#module:swap_back)
+          returns to) - C(count), C(newest) (its run id), C(newest_time) (when it was kept, UTC) and C(size) (bytes
+          their RECORD files list; they share most files with the venv by hard links). V(null) when there is none.
+        - The collection's own state is never listed as a venv - these generations, a swap's copy, a venv's snapshots
+          - nor walked; a root or a running process inside it is a note.
+      type: dict
   sample:
     - path: /opt/train/.venv
       kind: venv
@@ -150,9 +159,10 @@ venvs:
       cuda_distributions: [nvidia-cudnn-cu12, nvidia-cudnn-cu13]
       processes: [4242]
       found_by: walk
+      generations: {count: 1, newest: 20261205T162637Z-1385-6722, newest_time: "2026-12-05T16:26:37Z", size: 6812345678}
 notes:
   description: What was skipped or could not be read (a missing root, an unreadable folder, a venv removed while read,
-    a pseudo or network filesystem).
+    a pseudo or network filesystem, the collection's own repair state).
   returned: always
   type: list
   elements: str

@@ -271,7 +271,8 @@ options:
       noise:
         description:
           - The narrowest noise band, a fraction (0.02 is 2%, the run-to-run variation measured on an H200); the band
-            is widened to the spread of either side's runs.
+            is widened to 4 times the ratio's relative standard deviation that both sides' repeats give, as
+            M(gpuops.cuda_venv.cuda_venv_benchmark) judges.
         type: float
         default: 0.02
       timeout:

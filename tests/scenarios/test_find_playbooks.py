@@ -14,7 +14,7 @@ from types import SimpleNamespace
 import pytest
 
 from browser_tools import dump_dom, parse
-from scenario_tools import ROOT, ansible_env
+from scenario_tools import ROOT, ansible_env, run_module
 from test_playbooks import CACHE, write_inventory
 from test_report_browser import keep
 from tests.standin import build_scenario
@@ -110,6 +110,22 @@ def test_repair_takes_only_the_venvs_named(tmp_path, hosts):
     assert rc == 0, output
     assert recap["a"].startswith("swapped - 1 CUDA venv(s): %s swapped" % gutted.venv), recap
     assert tree_digest(str(healthy.venv)) == healthy_before
+
+
+@pytest.mark.slow
+def test_after_a_swapped_repair_the_find_entry_lists_the_venv_once_with_its_generations(tmp_path, hosts):
+    """The generation the swap kept (a whole venv, the broken one) is neither listed nor diagnosed (issue 43)."""
+    inventory, gutted, healthy = hosts
+    rc, output, recap = run(tmp_path, "repair.yml", inventory, "-l", "a", "-e", json.dumps(
+        {"venv_repair_paths": [str(gutted.venv)], "venv_repair_benchmark": False, "venv_repair_keep_previous": 2}))
+    assert rc == 0 and recap["a"].startswith("swapped - "), output
+    rc, output, recap = run(tmp_path, "facts.yml", inventory, "-l", "a")
+    assert rc == 0, output
+    assert recap == {"a": "healthy - 2 CUDA venv(s): %s healthy; %s healthy" % (healthy.venv, gutted.venv)}, recap
+    rc, result, output = run_module(tmp_path, "cuda_venv_find", {"roots": [str(gutted.venv.parent)], "processes": False})
+    assert rc == 0, output
+    [venv] = result["venvs"]
+    assert venv["path"] == str(gutted.venv) and venv["generations"]["count"] == 1 and venv["generations"]["size"] > 0
 
 
 @pytest.mark.slow

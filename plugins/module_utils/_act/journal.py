@@ -21,8 +21,8 @@ from typing import List, Optional
 
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._core.durable import fsync_dir
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._core.errors import CudaVenvError
+from ansible_collections.gpuops.cuda_venv.plugins.module_utils._read.venv_layout import JOURNAL_NAME
 
-JOURNAL_NAME = "journal.jsonl"
 PREVIOUS_NAME = "journal.prev.jsonl"
 PHASES = ("begin", "snapshot", "apply", "action", "probe", "commit", "rollback", "done", "swap")
 CLOSING_PHASES = ("commit", "rollback")

@@ -42,14 +42,13 @@ from ansible_collections.gpuops.cuda_venv.plugins.module_utils._act.journal impo
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._core.durable import fsync_dir, make_dirs
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._act.snapshot import Entry, link_or_copy, scan_tree
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._act.venv_lock import LOCK_NAME, STATE_DIR_MODE
-from ansible_collections.gpuops.cuda_venv.plugins.module_utils._read.venv_layout import swap_dir_of
+from ansible_collections.gpuops.cuda_venv.plugins.module_utils._read.venv_layout import (
+    NEXT_DIR, PREVIOUS_DIR, previous_generations, swap_dir_of)
 
 SWAP = "swap"
 IN_PLACE = "in_place"
 AUTO = "auto"
 STRATEGIES = (AUTO, SWAP, IN_PLACE)
-NEXT_DIR = "next"
-PREVIOUS_DIR = "previous"
 EXCHANGE_TMP = "exchange-tmp"
 # Files of the venv's own state dir that the copy shares (hard links): the lock (same inode: one lock for both
 # trees) and the last run's journal (history). Snapshots and caches are not copied.
@@ -264,15 +263,6 @@ def finish_exchange(swap_dir: str, a: str, b: str) -> bool:
 
 
 # --- generations ----------------------------------------------------------------------------------------------------
-
-def previous_generations(swap_dir: str) -> List[str]:
-    """Previous generations, oldest first (their names are run ids, which sort by time)."""
-    parent = os.path.join(swap_dir, PREVIOUS_DIR)
-    try:
-        return [os.path.join(parent, name) for name in sorted(os.listdir(parent))]
-    except FileNotFoundError:
-        return []
-
 
 def keep_generation(swap_dir: str, old: str, run: str, keep: int) -> Optional[str]:
     """Move the old venv (at ``old``) to previous/RUN and drop all but the ``keep`` newest; where it is kept."""

@@ -15,6 +15,11 @@ Rules of the walk, each for speed or safety:
 - A ``site-packages`` or ``dist-packages`` folder outside a venv (``pip install --user``, a system-wide install)
   is listed the same way and never walked further.
 - Anything that cannot be read, or vanishes while read, is a note, never an error.
+- What the collection's repair writes is never a venv: a venv's state dir (``.cuda_venv``: its snapshots are whole
+  hard-linked trees) and a swap dir (``PARENT/.NAME.cuda_venv`` beside ``PARENT/NAME``, holding the swap's journal,
+  ``previous/`` or ``next/``: the generations a swap kept and the copy it repairs) are not walked, and a path inside
+  one (a root given there, a process running from an old generation) is a note. A venv's previous generations are
+  reported with it (``generations``: count, the newest, the bytes their RECORD files list).
 """
 
 from __future__ import annotations
@@ -28,7 +33,8 @@ from typing import Dict, Iterable, List, Optional, Sequence, Set, Tuple
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._core.cuda_knowledge import cuda_major, local_cuda_version
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._core.names import canonical_name
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._read.install_times import iso_time
-from ansible_collections.gpuops.cuda_venv.plugins.module_utils._read.venv_layout import VenvError, read_layout
+from ansible_collections.gpuops.cuda_venv.plugins.module_utils._read.venv_layout import (
+    VenvError, previous_generations, read_layout, repair_state_of, swap_dir_of, swap_dir_venv)
 
 # Where people keep venvs: root's and users' homes (~/venvs, ~/.venv, project .venv folders, ~/.local), services
 # (/opt/<service>/.venv, /srv), /usr/local (images' system-wide installs), /var/lib (services' state), and the
@@ -79,6 +85,7 @@ class FoundVenv:
     cuda_distributions: List[str]
     processes: List[int] = field(default_factory=list)  # pids running from it now
     found_by: str = "walk"  # "walk" or "process"
+    generations: Optional[dict] = None  # the previous generations a swapped repair kept: count, newest, size
 
 
 @dataclass
@@ -112,8 +119,30 @@ def find_venvs(roots: Sequence[str] = DEFAULT_ROOTS, processes: bool = True, pat
                 venv.processes = sorted(set(venv.processes) | pids)
     if paths:
         found.venvs = [v for v in found.venvs if any(fnmatch.fnmatchcase(v.path, glob) for glob in paths)]
+    for venv in found.venvs:
+        venv.generations = _generations(venv.path, found.notes) if venv.kind == "venv" else None
     found.venvs.sort(key=lambda v: v.path)
     return found
+
+
+def _generations(root: str, notes: List[str]) -> Optional[dict]:
+    """count, newest (the run id and when it was kept) and size of the previous generations a swap kept."""
+    swap_dir = swap_dir_of(root)
+    if swap_dir_venv(swap_dir) is None:
+        return None
+    kept = previous_generations(swap_dir)
+    if not kept:
+        return None
+    size = 0
+    for generation in kept:
+        try:
+            for site in read_layout(generation).site_packages:
+                size += sum(_record_size(p) for _k, _v, p in _dist_infos(site, notes))
+        except VenvError as exc:
+            notes.append(str(exc))
+    newest = _mtime(kept[-1])
+    return {"count": len(kept), "newest": os.path.basename(kept[-1]),
+            "newest_time": iso_time(newest) if newest is not None else None, "size": size}
 
 
 _HAS_STRICT = True
@@ -189,7 +218,7 @@ def _walk(root: str, skipped: Dict[str, str], found: Found, seen: Dict[str, Opti
                 found.notes.append("skipped %s (%s filesystem)" % (path, fstype))
             elif name in _SITE_FOLDERS:
                 _add(path, found, seen, read_site)
-            else:
+            elif not (name.endswith(".cuda_venv") and swap_dir_venv(path)):  # a swap's generations: with their venv
                 stack.append(path)
 
 
@@ -204,6 +233,11 @@ def _add(path: str, found: Found, seen: Dict[str, Optional[FoundVenv]], reader) 
 
 def read_venv(path: str, notes: List[str], found_by: str = "walk") -> Optional[FoundVenv]:
     """The venv at ``path`` when it holds a CUDA stack, else None; what cannot be read (or vanished) noted."""
+    owner = repair_state_of(path)
+    if owner is not None:
+        notes.append("%s is repair state of the venv %s (a snapshot, a swap's copy or a previous generation), not a "
+                     "venv of its own" % (path, owner))
+        return None
     try:
         layout = read_layout(path)
     except VenvError as exc:

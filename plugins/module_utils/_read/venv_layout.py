@@ -16,11 +16,15 @@ import glob
 import os
 import re
 from dataclasses import dataclass
-from typing import Optional
+from typing import List, Optional
 
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._core.errors import CudaVenvError
 
 STATE_DIR = ".cuda_venv"  # the venv's own state (lock, journal, snapshots, guard), written by the repair
+JOURNAL_NAME = "journal.jsonl"  # a repair's journal, in the state dir and in the swap dir
+NEXT_DIR = "next"  # the swap dir's copy being repaired
+PREVIOUS_DIR = "previous"  # the swap dir's previous generations, one folder per run
+_SWAP_DIR = re.compile(r"^\.(.+)\.cuda_venv$")
 # pyvenv.cfg is a few hundred bytes; anything much larger is not one.
 _CFG_LIMIT = 64 * 1024
 _VERSION = re.compile(r"^(\d+\.\d+(?:\.\d+)?)")
@@ -35,6 +39,41 @@ def swap_dir_of(root: str) -> str:
     """Where a swap keeps its copy and the previous generations: ``<parent>/.<name>.cuda_venv``, beside the venv."""
     parent, name = os.path.split(os.path.abspath(root).rstrip("/"))
     return os.path.join(parent, ".%s.cuda_venv" % name)
+
+
+def swap_dir_venv(path: str) -> Optional[str]:
+    """The venv whose swap dir ``path`` is, else None: ``PARENT/.NAME.cuda_venv`` beside a folder ``PARENT/NAME``,
+    holding what a swap leaves (its journal, ``previous/``, ``next/``). The name alone is not enough."""
+    parent, name = os.path.split(os.path.abspath(path).rstrip("/"))
+    match = _SWAP_DIR.match(name)
+    venv = os.path.join(parent, match.group(1)) if match else None
+    if venv is None or not os.path.isdir(venv):
+        return None
+    return venv if any(os.path.lexists(os.path.join(path, part)) for part in (JOURNAL_NAME, PREVIOUS_DIR, NEXT_DIR)) else None
+
+
+def previous_generations(swap_dir: str) -> List[str]:
+    """Previous generations, oldest first (their names are run ids, which sort by time)."""
+    parent = os.path.join(swap_dir, PREVIOUS_DIR)
+    try:
+        return [os.path.join(parent, name) for name in sorted(os.listdir(parent))]
+    except FileNotFoundError:
+        return []
+
+
+def repair_state_of(path: str) -> Optional[str]:
+    """The venv whose repair state ``path`` is in (its state dir, a snapshot, a swap's copy or previous generation),
+    else None: what the repair writes is never a venv of its own."""
+    folder = os.path.abspath(path).rstrip("/")
+    while folder and folder != os.sep:
+        parent, name = os.path.split(folder)
+        if name == STATE_DIR and os.path.isfile(os.path.join(parent, "pyvenv.cfg")):
+            return parent
+        venv = swap_dir_venv(folder) if name.endswith(".cuda_venv") else None
+        if venv is not None:
+            return venv
+        folder = parent
+    return None
 
 
 class VenvError(CudaVenvError):

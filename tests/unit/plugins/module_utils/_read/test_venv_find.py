@@ -16,6 +16,7 @@ from pathlib import Path
 import pytest
 
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._read.venv_find import find_venvs, read_venv
+from ansible_collections.gpuops.cuda_venv.plugins.module_utils._read.venv_layout import swap_dir_of
 from ansible_collections.gpuops.cuda_venv.tests.support.dist_helpers import make_dist
 from ansible_collections.gpuops.cuda_venv.tests.support.wheel_helpers import make_wheel
 
@@ -168,3 +169,33 @@ def test_mount_points_of_pseudo_and_network_filesystems_are_skipped(tmp_path):
     found = find_venvs([str(tmp_path / "r")], processes=False, mountinfo=str(mountinfo))
     assert [v.path for v in found.venvs] == [str(tmp_path / "r" / "local")]
     assert found.notes == ["skipped %s (nfs4 filesystem)" % share]
+
+
+def test_the_collections_own_repair_state_is_never_a_venv_and_a_venvs_generations_come_with_it(tmp_path):
+    """A swapped repair's generations (PARENT/.NAME.cuda_venv/previous/RUN, whole venvs), its copy (next/) and the
+    venv's snapshots (NAME/.cuda_venv/snapshots/N) hold pyvenv.cfg and dist-infos: none is listed; the venv is, once,
+    with its generations. A folder merely named like a swap dir (no venv beside it, no swap layout) is walked."""
+    root = tmp_path / "r"
+    venv = _venv(root / "proj" / ".venv")
+    make_dist(str(_site(venv)), "torch", "2.9.1+cu128")
+    swap_dir = Path(swap_dir_of(str(venv)))  # PARENT/..venv.cuda_venv
+    for run, cudnn in (("20261205T162637Z-1385-6722", "9.24.0.43"), ("20261205T170102Z-1401-1200", "9.10.2.21")):
+        generation = _venv(swap_dir / "previous" / run)
+        make_dist(str(_site(generation)), "torch", "2.9.1+cu128", files={"torch/__init__.py": b"x" * 1000})
+        make_dist(str(_site(generation)), "nvidia-cudnn-cu13", cudnn)
+    (swap_dir / "journal.jsonl").write_text('{"kind": "swap", "step": "done"}\n')
+    make_dist(str(_site(_venv(swap_dir / "next"))), "torch", "2.9.1+cu128")
+    make_dist(str(_site(_venv(venv / ".cuda_venv" / "snapshots" / "1"))), "torch", "2.9.1+cu128")
+    decoy = root / "other" / ".named.cuda_venv" / "venv"
+    make_dist(str(_site(_venv(decoy))), "torch", "2.14.1+cu130")
+
+    found = find_venvs([str(root)], processes=False)
+    assert [v.path for v in found.venvs] == [str(decoy), str(venv)]
+    generations = _by_path(found)[str(venv)].generations
+    assert (generations["count"], generations["newest"]) == (2, "20261205T170102Z-1401-1200")
+    assert generations["size"] > 2000 and generations["newest_time"].endswith("Z")
+    assert _by_path(found)[str(decoy)].generations is None and found.notes == []
+
+    for inside in (swap_dir, swap_dir / "previous", venv / ".cuda_venv"):
+        found = find_venvs([str(inside)], processes=False)
+        assert found.venvs == [] and found.notes and all("is repair state of the venv %s" % venv in n for n in found.notes)

@@ -348,10 +348,13 @@ def test_benchmark_without_a_gpu_still_runs_the_command_each_repeat(tmp_path):
     assert result["runs"] == {"command_throughput": [100.0, 101.0, 102.0]}
     assert result["metrics"] == {"command_throughput": 101.0}
     assert result["spread"] == {"command_throughput": pytest.approx(2.0 / 101.0)}
+    sigma = 1.4826 / 101.0, 1.4826 / 100.0  # each side's repeats one apart: their median absolute deviation is 1
     assert result["comparison"] == [{"metric": "command_throughput", "value": 101.0, "baseline": 100.0, "ratio": 1.01,
-                                     "band": pytest.approx(0.02), "verdict": "within noise", "ok": True}]
+                                     "band": pytest.approx(4 * (sigma[0] ** 2 + sigma[1] ** 2) ** 0.5),
+                                     "band_why": "4 x the ratio's deviation: the repeats' deviation 1.5% here (3 runs), "
+                                                 "1.5% in the baseline (3 runs)", "verdict": "within noise", "ok": True}]
     assert result["summary"] == ("built-in benchmark skipped (%s): command_throughput 101.0 /s (1.010x baseline, within noise, "
-                                 "band 2.0%%); compared with the baseline" % NO_GPU_REASON)
+                                 "band 8.3%%); compared with the baseline" % NO_GPU_REASON)
 
 
 def test_benchmark_without_a_gpu_fails_when_one_is_required(tmp_path):

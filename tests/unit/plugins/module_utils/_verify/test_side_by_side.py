@@ -57,6 +57,8 @@ def test_runs_alternate_and_a_slower_copy_keeps_the_live_venv(tmp_path):
     assert report["live"]["runs"] == {"command_throughput": [1000.0] * 3}
     assert report["copy"]["runs"] == {"command_throughput": [900.0] * 3}
     assert report["comparison"] == [{"metric": "command_throughput", "value": 900.0, "baseline": 1000.0, "ratio": 0.9, "band": 0.02,
+                                     "band_why": "the floor noise=0.02, wider than 4 x the ratio's deviation (the repeats' "
+                                                 "deviation 0.0% here (3 runs), 0.0% in the baseline (3 runs))",
                                      "verdict": "slower", "ok": False}]
     assert report["regressions"] == ["command_throughput 900.0 is 0.900 of the baseline 1000.0: 10.0% slower (min_ratio 1, noise band 2.0%)"]
     assert report["summary"] == "the repaired copy is slower than the live venv: " + report["regressions"][0]
