@@ -21,6 +21,7 @@ from scenario_tools import run_module
 from tests.standin import build_wheelhouse
 from tests.standin._venv import create_uv_venv, uv_install, venv_python
 
+from ansible_collections.gpuops.cuda_venv.tests.support.elf_helpers import build_so
 from ansible_collections.gpuops.cuda_venv.tests.support.wheel_helpers import make_wheel
 
 PROBE = "import json, torch; print(json.dumps(torch.__version__))"
@@ -30,7 +31,8 @@ PROBE = "import json, torch; print(json.dumps(torch.__version__))"
 def serving(tmp_path_factory):
     """(venv, wheel sources): uv venv; ``uv pip install torch==2.9.1``; ``uv pip install sglang`` (0.5.23 pins
     torch==2.14.1, the CUDA 13 stand-in stack), with flashinfer-python and torch-c-dlpack-ext both listing a
-    top-level build_backend.py."""
+    top-level build_backend.py, torch-memory-saver's two builds (real ELF files linking libcudart.so.12 and .13), and
+    nvidia-cutlass-dsl with its CUDA 12 flavour always and its CUDA 13 one under the ``cu13`` extra sglang asks for."""
     base = tmp_path_factory.mktemp("serving")
     cu12, cu13, apps = build_wheelhouse("cu128", base / "cu12"), build_wheelhouse("cu130", base / "cu13"), base / "apps"
     apps.mkdir()
@@ -38,8 +40,20 @@ def serving(tmp_path_factory):
                requires=["torch"])
     make_wheel(str(apps), "torch-c-dlpack-ext", "0.1.5", {"torch_c_dlpack_ext/__init__.py": b"",
                                                           "build_backend.py": b"# dlpack\n"})
+    builds = {}
+    for major in (12, 13):  # torch-memory-saver's two builds, real ELF files, each linking its CUDA runtime
+        name = "torch_memory_saver_hook_mode_preload_cu%d.abi3.so" % major
+        with open(build_so(base / "so" / name, needed=["libcudart.so.%d" % major]), "rb") as handle:
+            builds[name] = handle.read()
+    make_wheel(str(apps), "torch-memory-saver", "0.0.10", dict(builds, **{"torch_memory_saver/__init__.py": b""}))
+    make_wheel(str(apps), "nvidia-cutlass-dsl", "4.8.0", {"cutlass/__init__.py": b""},
+               requires=["nvidia-cutlass-dsl-libs-cu12==4.8.0", 'nvidia-cutlass-dsl-libs-cu13==4.8.0; extra == "cu13"'])
+    for major in (12, 13):
+        make_wheel(str(apps), "nvidia-cutlass-dsl-libs-cu%d" % major, "4.8.0",
+                   {"cutlass/_mlir/_mlir_libs/cu%d/__init__.py" % major: b""})
     make_wheel(str(apps), "sglang", "0.5.23", {"sglang/__init__.py": b""},
-               requires=["torch==2.14.1", "flashinfer-python==0.7.2", "torch-c-dlpack-ext"])
+               requires=["torch==2.14.1", "flashinfer-python==0.7.2", "torch-c-dlpack-ext", "torch-memory-saver",
+                         "nvidia-cutlass-dsl[cu13]==4.8.0"])
     venv = base / "venv"
     create_uv_venv(venv)
     uv_install(venv, ["torch==2.9.1"], [cu12])
@@ -73,9 +87,22 @@ def test_the_default_repair_keeps_the_application_and_removes_only_the_left_behi
     assert rc == 0, output
     gone = removed(result)
     assert gone and all(name.startswith("nvidia-") and name.endswith("-cu12") for name in gone), gone
-    assert {"sglang", "flashinfer-python", "torch-c-dlpack-ext"}.isdisjoint(gone)
+    assert "nvidia-cutlass-dsl-libs-cu12" not in gone
+    assert {"sglang", "flashinfer-python", "torch-c-dlpack-ext", "torch-memory-saver", "nvidia-cutlass-dsl"}.isdisjoint(gone)
     stray = [f for f in result["findings"] if f["code"] == "FILE_OWNERSHIP_CONFLICT" and "build_backend.py" in f["details"]["paths"]]
     assert [(f["severity"], f["subject"]) for f in stray] == [("warning", "flashinfer-python 0.7.2 & torch-c-dlpack-ext 0.1.5")]
+    rc, facts, output = run_module(tmp_path, "cuda_venv_facts", {"path": str(venv), "probe": False, "gpu": False})
+    assert rc == 0, output
+    neighbours = {n["distribution"]: n["why"] for n in facts["ansible_facts"]["cuda_venv"]["neighbours"]}
+    assert neighbours["torch-memory-saver 0.0.10"] == (
+        "a CUDA consumer that carries builds for CUDA 12 and 13 (CUDA 13 selects "
+        "torch_memory_saver_hook_mode_preload_cu13.abi3.so); nothing on disk proves it wrong for this venv")
+    assert neighbours["nvidia-cutlass-dsl-libs-cu12 4.8.0"].startswith(
+        "the CUDA 12 flavour of nvidia-cutlass-dsl 4.8.0, which carries builds for CUDA 12 and 13")
+    assert "CUDA_MAJOR_MIXED" in [f["code"] for f in facts["ansible_facts"]["cuda_venv"]["findings"]]  # the cu12 orphans
+    assert not [f for f in facts["ansible_facts"]["cuda_venv"]["findings"] if f["severity"] != "info" and any(
+        name in f["subject"] for name in ("sglang", "flashinfer", "dlpack", "memory-saver", "cutlass"))
+        and f["code"] != "FILE_OWNERSHIP_CONFLICT"]
 
 
 def test_the_repair_declaring_the_old_torch_converges_to_it_and_removes_the_application_pinning_the_other(
