@@ -36,6 +36,7 @@ from __future__ import annotations
 
 import os
 import re
+import weakref
 from dataclasses import dataclass, replace
 from typing import Dict, List, Optional, Set, Tuple
 
@@ -100,20 +101,34 @@ class Belonging:
     contaminants: Dict[str, Contaminant]
     neighbours: Tuple[Neighbour, ...]
     run_time_choices: Dict[str, str] = None  # dist_info -> why its other major is no mix (a multi build, a flavour)
+    edges: tuple = ()  # installed_edges(obs): the plan and CONTAMINATION_SOURCE read them from here
 
     def removable(self) -> Dict[str, Contaminant]:
         """The contaminants ``prune: cuda`` removes: those no kept distribution holds, and no harmless one."""
         return {k: c for k, c in self.contaminants.items() if not c.held_by and not c.harmless}
 
 
+_LAST: list = [None, None]  # (a weak reference to the last Observations judged, its Belonging)
+
+
 def belonging(obs) -> Belonging:
-    """Judge every CUDA wheel and consumer the declared closure does not require (see the module's doc)."""
+    """Judge every CUDA wheel and consumer the declared closure does not require (see the module's doc). The last
+    judgement is kept for the same Observations object (a diagnosis asks four times; observations are not changed
+    once made, ``dataclasses.replace`` makes new ones)."""
+    if _LAST[0] is not None and _LAST[0]() is obs:
+        return _LAST[1]
+    judged = _belonging(obs)
+    _LAST[:] = [weakref.ref(obs), judged]
+    return judged
+
+
+def _belonging(obs) -> Belonging:
     anchor = obs.options.anchor
     by_key = {}
     for dist in obs.distributions:
         by_key.setdefault(dist.key, dist)
     if anchor not in by_key:
-        return Belonging({}, (), {})
+        return Belonging({}, (), {}, tuple(installed_edges(obs)))
     declared = {e.name for e in obs.requirements} | {anchor}
     anchor_major = anchor_cuda_major(obs)
     candidates = {}
@@ -155,7 +170,7 @@ def belonging(obs) -> Belonging:
                                                                        choices.get(info)))
                        for info, (dist, major, consumer) in sorted(candidates.items(), key=lambda i: i[1][0].key)
                        if not evidence[info])
-    return Belonging(contaminants, neighbours, choices)
+    return Belonging(contaminants, neighbours, choices, tuple(edges))
 
 
 def installed_edges(obs) -> list:

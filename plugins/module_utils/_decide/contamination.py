@@ -20,7 +20,7 @@ from collections import deque
 from typing import Dict, List
 
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._core import cuda_knowledge as cuda
-from ansible_collections.gpuops.cuda_venv.plugins.module_utils._decide.contaminants import belonging, installed_edges
+from ansible_collections.gpuops.cuda_venv.plugins.module_utils._decide.contaminants import belonging
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._core.names import canonical_name
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._decide import findings as F
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._decide.findings import Finding
@@ -43,7 +43,7 @@ def contamination_source(obs) -> List[Finding]:
     found = contaminants(obs)
     if not found or not history:
         return []
-    edges = installed_edges(obs)
+    edges = belonging(obs).edges
     groups: Dict[int, list] = {}
     for dist, _why in found.values():
         transaction = transaction_of(history, dist)

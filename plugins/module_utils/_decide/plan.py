@@ -26,7 +26,7 @@ from typing import Dict, List, Optional, Sequence, Set, Tuple
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._core import cuda_knowledge as cuda
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._decide import findings as F
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._decide.contaminants import (
-    Evidence, belonging, extra_askers, identical_everywhere, installed_edges, still_asked)
+    Evidence, belonging, extra_askers, identical_everywhere, still_asked)
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._core.errors import CudaVenvError
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._core.names import canonical_name, is_loadable
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._read.distributions import Distribution, label_key
@@ -183,7 +183,7 @@ def _refuse_broken_requirements(obs, plan: Plan, by_key) -> None:
                 gone.add(action.name)
             else:
                 gone.discard(action.name)
-    edges = installed_edges(obs)
+    edges = belonging(obs).edges
     askers = extra_askers(edges)
     broken = sorted({(edge.required_by.split("[", 1)[0], edge.name, edge.requirement.split(";", 1)[0].strip())
                      for edge in edges if edge.name in gone and edge.required_by.split("[", 1)[0] not in gone
