@@ -299,19 +299,22 @@ def test_repeats_report_every_run_the_median_and_the_spread_mocked_gpu(tmp_path,
     assert result["metrics"]["command_throughput"] == 100.0
     assert result["spread"]["command_throughput"] == pytest.approx(0.03) and result["spread"]["matmul_tflops"] == 0.0
     assert result["comparison"] == [{"metric": "command_throughput", "value": 100.0, "baseline": 90.0, "ratio": pytest.approx(100 / 90.0),
-                                     "band": pytest.approx(0.03), "verdict": "faster", "ok": True}]
+                                     "band": pytest.approx(4 * 1.4826 / 100.0),
+                                     "band_why": "4 x the ratio's deviation: the repeats' deviation 1.5% here (5 runs), 0.0% in "
+                                                 "the baseline (1 run)", "verdict": "faster", "ok": True}]
 
 
 def test_a_drop_inside_a_wide_noise_band_is_within_noise_not_a_failure_mocked_gpu(tmp_path, capsys):
-    # Runs 100, 80, 120: spread 40%; 0.833 of a 120 baseline is below min_ratio 0.95 but inside the band.
+    # Runs 100, 80, 120: their median absolute deviation is 20 (a deviation of 29.7%, a band of 118.6%); 0.833 of a
+    # 120 baseline is below min_ratio 0.95 but inside the band.
     root = fake_gpu_venv(tmp_path)
     args = dict(path=root, command=[os.path.join(root, "bin", "python"), throughput_script(tmp_path, [100, 80, 120])],
                 command_regex=r"tokens/s: ([0-9.]+)", baseline={"command_throughput": 120.0}, **SMALL)
     failed, result = run_main(args, capsys)
     assert not failed, result
     [row] = result["comparison"]
-    assert (row["verdict"], row["band"], row["ok"]) == ("within noise", pytest.approx(0.4), True)
-    assert result["notes"] == ["command_throughput: the noise band 40.0% is wider than the tolerance 5.0% (min_ratio 0.95); "
+    assert (row["verdict"], row["band"], row["ok"]) == ("within noise", pytest.approx(4 * 1.4826 * 0.2), True)
+    assert result["notes"] == ["command_throughput: the noise band 118.6% is wider than the tolerance 5.0% (min_ratio 0.95); "
                                "take more repeats or longer runs"]
 
 
@@ -323,7 +326,7 @@ def test_a_drop_beyond_the_band_and_the_tolerance_fails_mocked_gpu(tmp_path, cap
     failed, result = run_main(args, capsys)
     assert failed
     assert result["msg"] == ("slower than the baseline: command_throughput 100.0 is 0.833 of the baseline 120.0: 16.7% slower "
-                             "(min_ratio 0.95, noise band 2.0%)")
+                             "(min_ratio 0.95, noise band 7.7%)")
     assert result["comparison"][0]["verdict"] == "slower"
 
 
