@@ -11,9 +11,10 @@ anchor's closure (and the declared packages) does not require is a contaminant o
 wrong for this venv:
 - ``other_major``: it is built for another CUDA major than the anchor;
 - ``collides``: it lists paths in its RECORD that a kept distribution also lists, with other bytes;
-- ``requirement_conflict``: a requirement of its own (no extra) names an installed distribution at a version outside
-  its specifier (sglang-kernel 0.4.10 requires torch==2.14.1 beside torch 2.9.1); the anchor counts at the version
-  the declared packages pin, when they pin one;
+- ``requirement_conflict``: a requirement of its own (no extra) names the anchor at a version outside its specifier
+  (sglang-kernel 0.4.10 requires torch==2.14.1 beside torch 2.9.1): it is built for another anchor; the anchor counts
+  at the version the declared packages pin, when they pin one. Another pin of a wheel the declared closure has (two
+  frameworks pinning one NVIDIA wheel differently) is no evidence: REQUIREMENT_PINS_CONFLICT says so, both stay;
 - ``ships_other_build``: it ships its own copy of a library that the anchor's import loads from another file with
   other bytes, and does not require the anchor (whichever is imported first then serves both; torchvision's bundled
   libcudart, which it loads after the torch it requires, serves only itself);
@@ -150,7 +151,7 @@ def _belonging(obs) -> Belonging:
             found.append(Evidence(OTHER_MAJOR, "built for CUDA %d (%s) beside a CUDA %d %s" % (
                 major, _major_evidence(obs, dist), anchor_major, anchor)))
         found += _collisions(obs, dist, candidates)
-        found += _requirement_conflicts(requires[info], versions, by_key)
+        found += _requirement_conflicts([e for e in requires[info] if e.name == anchor], versions, by_key)
         if not any(e.name == anchor for e in requires[info]):  # what imports the anchor first cannot serve it
             found += _other_builds(obs, dist)
         evidence[info] = found

@@ -24,6 +24,7 @@ from ansible_collections.gpuops.cuda_venv.plugins.module_utils._decide.guard imp
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._decide.performance import performance_findings
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._read.gpu import (
     COMPATIBLE, MINOR_BEHIND, GpuError, driver_compatibility, minimum_driver_for)
+from ansible_collections.gpuops.cuda_venv.plugins.module_utils._read.requirements import version_satisfies
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._decide.scope import cuda_scope, inert_paths, only_inert
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._core.names import is_loadable, is_shared_object
 
@@ -310,6 +311,35 @@ def mixed_majors(obs) -> List[Finding]:
                     {str(m): sorted(labels) for m, labels in per_major.items()})]
 
 
+def conflicting_pins(obs) -> List[Finding]:
+    """A wheel of the declared closure, installed as the closure requires, that a kept distribution requires at
+    another version: two pins that cannot both hold. One finding per wheel naming every pin; the anchor's is kept."""
+    judged = belonging(obs)
+    gone = {c.dist.key for c in judged.removable().values()}
+    declared = {e.name for e in obs.requirements} | {obs.options.anchor}
+    held = {e.name: e for e in obs.requirements if e.name and e.satisfied}
+    by_key = {d.key: d for d in obs.distributions}
+    pins: Dict[str, list] = {}
+    for edge in judged.edges:
+        parent = edge.required_by.split("[", 1)[0]
+        if edge.name in held and parent not in gone and parent not in declared and parent in by_key \
+                and version_satisfies(by_key[edge.name].version, edge.specifier) is False:
+            pins.setdefault(edge.name, []).append("%s requires %s" % (by_key[parent].label, edge.requirement.split(";", 1)[0].strip()))
+    findings = []
+    for name, others in sorted(pins.items()):
+        anchor_pin = held[name]
+        via = anchor_pin.required_by or "the declared packages"
+        message = "%s %s is installed as %s requires (%s); %s: these pins cannot both hold, and the repair keeps the " \
+                  "declared one." % (name, by_key[name].version, via, anchor_pin.requirement.split(";", 1)[0].strip(),
+                                     "; ".join(sorted(set(others))))
+        findings.append(Finding(F.REQUIREMENT_PINS_CONFLICT, F.WARNING, name, message,
+                                "Install a release of %s that allows %s %s, or remove it (cuda_venv_repair remove)." % (
+                                    " / ".join(sorted({o.split(" ", 1)[0] for o in others})), name, by_key[name].version),
+                                {"declared": anchor_pin.requirement.split(";", 1)[0].strip(), "required_by": via,
+                                 "others": sorted(set(others))}))
+    return findings
+
+
 def requirement_problems(obs) -> List[Finding]:
     findings = []
     for edge in obs.requirements:
@@ -527,7 +557,8 @@ def invalid_elves(obs) -> List[Finding]:
 
 
 RULES = (python_unusable, anchor_missing, dist_info_invalid, record_outside_venv, missing_files, modified_files,
-         ownership_conflicts, duplicates, mixed_majors, requirement_problems, unresolved_sonames, system_fallbacks,
+         ownership_conflicts, duplicates, mixed_majors, requirement_problems, conflicting_pins, unresolved_sonames,
+         system_fallbacks,
          import_failed, runtime_mismatch, unrequired_cuda, contamination_source, driver_too_old, invalid_elves, venv_moved,
          script_interpreter_missing, shadowed_sonames, guard_findings, performance_findings)
 

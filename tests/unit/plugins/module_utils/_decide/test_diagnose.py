@@ -11,6 +11,7 @@ import pytest
 
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._decide.diagnose import diagnose
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._decide.findings import is_healthy
+from ansible_collections.gpuops.cuda_venv.plugins.module_utils._decide.plan import DesiredState, make_plan
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._read.scripts import ScriptCheck
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._read.shadowing import Shadowed
 from ansible_collections.gpuops.cuda_venv.tests.unit.plugins.module_utils import observations as O
@@ -538,3 +539,17 @@ def test_only_families_built_as_one_make_other_bytes_an_error(soname, path, vers
     [finding] = [f for f in diagnose(replace(O.healthy(), shadowed={soname: shadow})) if f.code == "SONAME_SHADOWED"]
     assert (finding.severity, finding.subject) == (severity, soname)
     assert finding.message.endswith(", loaded at import." + tail)
+
+
+def test_two_kept_distributions_pinning_one_wheel_differently_is_one_finding_naming_both_pins():
+    """torch 2.9.1 pins nvidia-cudnn-cu12==9.10.2.21 (installed); a framework the repair keeps pins 9.8.0.87."""
+    framework = dist("my-framework", "1.0", ["my_framework/__init__.py"], ["nvidia-cudnn-cu12==9.8.0.87", "numpy"])
+    findings = [f for f in diagnose(O.healthy(add=[framework], probe=None, other={}))
+                if f.code == "REQUIREMENT_PINS_CONFLICT"]
+    assert [(f.severity, f.subject, f.details) for f in findings] == [("warning", "nvidia-cudnn-cu12", {
+        "declared": "nvidia-cudnn-cu12==9.10.2.21", "required_by": "torch",
+        "others": ["my-framework 1.0 requires nvidia-cudnn-cu12==9.8.0.87"]})]
+    assert findings[0].message == (
+        "nvidia-cudnn-cu12 9.10.2.21 is installed as torch requires (nvidia-cudnn-cu12==9.10.2.21); my-framework 1.0 "
+        "requires nvidia-cudnn-cu12==9.8.0.87: these pins cannot both hold, and the repair keeps the declared one.")
+    assert make_plan(O.healthy(add=[framework], probe=None, other={}), findings, DesiredState()).empty
