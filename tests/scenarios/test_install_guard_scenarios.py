@@ -102,12 +102,17 @@ def test_index_source_refuses_the_same_and_never_shows_its_token(tmp_path, healt
 def test_cu12_cudnn_out_of_the_declared_set_is_a_planned_replacement(tmp_path, healthy):
     info, extra = healthy
     untouched = tree_digest(str(info.venv))
-    # The declared set without the cu12 cuDNN: an anchor that does not require it (torch does), nothing pruned.
+    # The declared set without the cu12 cuDNN: an anchor that does not require it, nothing pruned; torch requires it,
+    # so torch is named in remove too (a removal that breaks what stays is refused before anything runs).
     rc, result, output = repair(tmp_path, info, extra, check=True, packages=[CU13_CUDNN], anchor="sympy", prune="none",
                                 remove=["nvidia-cudnn-cu12"])
+    assert rc != 0 and result["msg"] == ("the repair would remove what a kept distribution requires: torch 2.9.1 requires "
+                                         "nvidia-cudnn-cu12==9.10.2.21; name those in remove too, or keep what they require")
+    rc, result, output = repair(tmp_path, info, extra, check=True, packages=[CU13_CUDNN], anchor="sympy", prune="none",
+                                remove=["nvidia-cudnn-cu12", "torch"])
     assert rc == 0, output
     actions = [(a["action"], a["name"], a["reason"]) for b in result["plan"]["batches"] for a in b["actions"]]
-    assert actions == [("remove", "nvidia-cudnn-cu12", "listed in remove"),
+    assert actions == [("remove", "torch", "listed in remove"), ("remove", "nvidia-cudnn-cu12", "listed in remove"),
                        ("install", "nvidia-cudnn-cu13", "declared (anchor or packages), not installed; replaces 10 file(s) "
                         "of nvidia-cudnn-cu12 9.10.2.21, removed before it")]
     assert "refused" not in result
