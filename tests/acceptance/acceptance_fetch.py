@@ -89,19 +89,20 @@ def fetched(group: Group) -> dict:
 
 
 @functools.lru_cache(maxsize=None)
-def find_python() -> str:
-    """CUDA_VENV_ACCEPTANCE_PYTHON, else a working python3.11 on PATH or from pyenv (scripts/find_python.sh)."""
-    explicit = os.environ.get("CUDA_VENV_ACCEPTANCE_PYTHON")
+def find_python(version: str = PYTHON_VERSION, variable: str = "CUDA_VENV_ACCEPTANCE_PYTHON") -> str:
+    """The interpreter ``variable`` names, else a working python``version`` on PATH or from pyenv
+    (scripts/find_python.sh); it must have venv and ensurepip."""
+    explicit = os.environ.get(variable)
     if explicit:
         argv = [explicit, "-c", "import sys, venv, ensurepip; print(sys.executable); print('%d.%d' % sys.version_info[:2])"]
     else:
-        argv = [str(ROOT / "scripts" / "find_python.sh"), PYTHON_VERSION]
+        argv = [str(ROOT / "scripts" / "find_python.sh"), version]
     proc = subprocess.run(argv, capture_output=True, text=True, check=False, stdin=subprocess.DEVNULL)
     lines = proc.stdout.splitlines()
-    if proc.returncode != 0 or not lines or (explicit and lines[-1] != PYTHON_VERSION):
+    if proc.returncode != 0 or not lines or (explicit and lines[-1] != version):
         why = (proc.stderr or proc.stdout).strip() or "rc %d" % proc.returncode
         raise AcceptanceError("no working Python %s with venv support (%s): install one (pyenv install %s) or set "
-                              "CUDA_VENV_ACCEPTANCE_PYTHON to one" % (PYTHON_VERSION, why, PYTHON_VERSION))
+                              "%s to one" % (version, why, version, variable))
     return lines[0]
 
 

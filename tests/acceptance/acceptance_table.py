@@ -9,11 +9,27 @@ Acceptance-test support for gpuops.cuda_venv: not part of the collection's API.
 from __future__ import annotations
 
 import datetime
+import json
 import os
 import platform
 from collections import Counter
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Dict, List, Optional
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def results_dir() -> Path:
+    """CUDA_VENV_ACCEPTANCE_RESULTS, default build/acceptance-results: the table and every module result (JSON)."""
+    return Path(os.environ.get("CUDA_VENV_ACCEPTANCE_RESULTS") or ROOT / "build" / "acceptance-results")
+
+
+def save_result(name: str, value) -> None:
+    """``value`` as JSON into the results folder, kept after the venvs are gone."""
+    results_dir().mkdir(parents=True, exist_ok=True)
+    (results_dir() / name).write_text(json.dumps(value, indent=1, sort_keys=True, default=str), encoding="utf-8")
+
 
 HEADER = ("scenario", "venv built s", "findings (errors)", "batches (actions)", "strategy", "facts s", "repair s", "second run s",
           "unproven removals", "result")
@@ -65,10 +81,46 @@ def summarize_batches(result: dict) -> str:
     return "%d (%d)" % (len(batches), actions)
 
 
-def markdown(rows: List[Row], extra: str = "") -> str:
-    """The table with a line saying when and where it was measured."""
+def markdown(rows: List[Row], extra: str = "", header=None) -> str:
+    """The table (``header``: its columns, HEADER by default) with a line saying when and where it was measured."""
+    header = header or HEADER
     lines = ["Measured %s on %s, %d cores, Python %s (controller); %s" % (
         datetime.date.today().isoformat(), platform.machine(), os.cpu_count() or 0, platform.python_version(), extra),
-        "", "| " + " | ".join(HEADER) + " |", "|" + "---|" * len(HEADER)]
+        "", "| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
     lines.extend("| " + " | ".join(row.cells()) + " |" for row in rows)
     return "\n".join(lines) + "\n"
+
+
+SERVING_HEADER = ("serving venv", "venv built s", "imports before repair", "findings (errors)",
+                  "warnings/errors on legitimate packages", "repair: removals / batches (actions)",
+                  "removals breaking a working import", "healthy after repair", "declared torch==2.9.1", "facts s",
+                  "repair s", "result")
+
+
+@dataclass
+class ServingRow(Row):
+    """What one real LLM-serving venv (tests/acceptance/test_serving_stacks.py) measured."""
+
+    imports_before: str = ""  # the modules that import before any repair (no GPU here: some fail already)
+    legitimate_flagged: Optional[int] = None  # warning/error findings naming a distribution the application required
+    legitimate_detail: str = ""  # their codes and names
+    removals: Optional[int] = None  # the real repair's removals
+    broken_imports: str = ""  # imports that worked before the repair and fail after, with the removals
+    after_repair: str = ""  # healthy, or failed and why
+    declared: str = "-"  # the repair with packages: [torch==2.9.1] (sglang-over-cu12 only)
+
+    def cells(self) -> List[str]:
+        def seconds(value):
+            return "-" if value is None else "%.1f" % value
+        flagged = "-" if self.legitimate_flagged is None else str(self.legitimate_flagged)
+        if self.legitimate_detail:
+            flagged += " (%s)" % self.legitimate_detail
+        removals = "-" if self.removals is None else "%d / %s" % (self.removals, self.batches or "-")
+        return [self.scenario, seconds(self.build_seconds), self.imports_before or "-", self.findings or "-", flagged,
+                removals, self.broken_imports or ("0" if self.after_repair else "-"), self.after_repair or "-",
+                self.declared or "-", seconds(self.facts_seconds), seconds(self.repair_seconds), self.result()]
+
+
+def serving_markdown(rows: List[ServingRow], extra: str = "") -> str:
+    """The serving venvs' table, with the line saying when and where it was measured."""
+    return markdown(rows, extra, SERVING_HEADER)

@@ -22,9 +22,9 @@ def ansible_env(tmp_path):
     return env
 
 
-def run_module(tmp_path, module, args, check=False, diff=False, env=None):
+def run_module(tmp_path, module, args, check=False, diff=False, env=None, timeout=900):
     """`ansible localhost -m gpuops.cuda_venv.MODULE -a JSON`; returns (rc, result dict, output). ``env``: variables
-    set (or, with None values, removed) on top of ansible_env().
+    set (or, with None values, removed) on top of ansible_env(); ``timeout``: seconds the command may take.
 
     The ad-hoc command's own callback prints `localhost | STATUS => {json}` (after any diff).
     """
@@ -40,7 +40,7 @@ def run_module(tmp_path, module, args, check=False, diff=False, env=None):
             environ.pop(key, None)
         else:
             environ[key] = value
-    proc = subprocess.run(argv, cwd=ROOT, env=environ, capture_output=True, text=True, timeout=900, check=False)
+    proc = subprocess.run(argv, cwd=ROOT, env=environ, capture_output=True, text=True, timeout=timeout, check=False)
     return proc.returncode, _result_of(proc.stdout), proc.stdout + proc.stderr
 
 

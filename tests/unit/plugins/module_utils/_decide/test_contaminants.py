@@ -5,6 +5,8 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import pytest
 
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._decide.contaminants import (
@@ -302,3 +304,44 @@ def test_a_held_wheel_of_another_major_colliding_with_the_stack_is_left_with_the
     plan = make_plan(declared, diagnose(declared), DesiredState(packages=("cuda-python>=12.0,==13.*",)))
     assert [[(a.kind, a.requirement) for a in b.actions] for b in plan.batches] == [
         [("remove", "cuda-python"), ("reinstall", "cuda-bindings==13.5.0"), ("install", "cuda-python==13.*,>=12.0")]]
+
+
+# --- requirements and collisions that prove nothing ---------------------------------------------------------------
+
+def test_a_requirement_behind_an_extra_nobody_asked_for_is_no_evidence():
+    """Mutation guarded: an extra's requirement counted as if it applied (the neighbour would be removed)."""
+    tool = dist("torch-tool", "1.0", ["torch_tool/ext.so"], ['torch==2.14.1; extra == "old"', "torch"])
+    judged = belonging(O.healthy(add=[tool], elves=dict(O.stack_elves(), **{"torch_tool/ext.so": elf(None, ["libcudart.so.12"])})))
+    assert judged.contaminants == {} and [n.dist.key for n in judged.neighbours] == ["torch-tool"]
+
+
+def test_a_chain_of_two_dependencies_to_a_contaminant_makes_both_contaminants_held_by_the_application():
+    """Mutation guarded: requires_contaminant propagated one step only (sglang, two steps away, would stay clean)."""
+    infer = dist("flashinfer-python", "0.7.2", ["flashinfer/__init__.py"], ["sglang-kernel==0.4.10"])
+    server = dist("sglang", "0.5.0", ["sglang/__init__.py"], ["flashinfer-python"])
+    app = dist("my-app", "1.0", ["my_app/__init__.py"], ["sglang"], installer="uv")
+    judged = belonging(multi(add=[KERNEL, infer, server, app]))
+    assert {c.dist.key: ([e.kind for e in c.evidence], c.held_by) for c in judged.contaminants.values()} == {
+        "flashinfer-python": (["requires_contaminant"], ("sglang 0.5.0",)),
+        "sglang": (["requires_contaminant"], ("my-app 1.0",)),
+        "sglang-kernel": (["requirement_conflict"], ("flashinfer-python 0.7.2",))}
+    assert judged.removable() == {}
+
+
+def test_a_requirement_on_an_anchor_version_that_is_no_pep_440_version_is_no_evidence():
+    """Mutation guarded: a requirement that cannot be compared counted as a conflict."""
+    custom = replace(O.torch_cu12(), version="2.4.6-custom_build")
+    tool = dist("torch-tool", "1.0", ["torch_tool/ext.so"], ["torch>=2.0"])
+    obs = O.build([custom] + O.cu12_support() + O.cu12_colliding() + [tool],
+                  elves=dict(O.stack_elves(), **{"torch_tool/ext.so": elf(None, ["libcudart.so.12"])}))
+    assert belonging(obs).contaminants == {}
+
+
+def test_two_candidates_sharing_a_library_is_no_evidence_against_either():
+    """Mutation guarded: a collision between two candidates counted, though neither collides with what is kept."""
+    so = "jax_plugins/xla_cuda12/xla_cuda_plugin.so"
+    fork = dist("jax-cuda12-pjrt-nightly", "0.10.3", [same(so, b"nightly")])  # PJRT (a neighbour) lists it too
+    obs = multi(add=[fork], on_disk={so: "jax-cuda12-pjrt-nightly 0.10.3"})
+    assert [c.owners for c in obs.conflicts if c.path == so] == [("jax-cuda12-pjrt 0.10.2", "jax-cuda12-pjrt-nightly 0.10.3")]
+    judged = belonging(obs)
+    assert not any(e.kind == "collides" for c in judged.contaminants.values() for e in c.evidence)
