@@ -329,7 +329,7 @@ def conflicting_pins(obs) -> List[Finding]:
     for name, others in sorted(pins.items()):
         anchor_pin = held[name]
         via = anchor_pin.required_by or "the declared packages"
-        message = "%s %s is installed as %s requires (%s); %s: these pins cannot both hold, and the repair keeps the " \
+        message = "%s %s is installed as %s asks (%s); %s: these pins cannot both hold, and the repair keeps the " \
                   "declared one." % (name, by_key[name].version, via, anchor_pin.requirement.split(";", 1)[0].strip(),
                                      "; ".join(sorted(set(others))))
         findings.append(Finding(F.REQUIREMENT_PINS_CONFLICT, F.WARNING, name, message,

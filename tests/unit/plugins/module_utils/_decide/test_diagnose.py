@@ -550,6 +550,6 @@ def test_two_kept_distributions_pinning_one_wheel_differently_is_one_finding_nam
         "declared": "nvidia-cudnn-cu12==9.10.2.21", "required_by": "torch",
         "others": ["my-framework 1.0 requires nvidia-cudnn-cu12==9.8.0.87"]})]
     assert findings[0].message == (
-        "nvidia-cudnn-cu12 9.10.2.21 is installed as torch requires (nvidia-cudnn-cu12==9.10.2.21); my-framework 1.0 "
+        "nvidia-cudnn-cu12 9.10.2.21 is installed as torch asks (nvidia-cudnn-cu12==9.10.2.21); my-framework 1.0 "
         "requires nvidia-cudnn-cu12==9.8.0.87: these pins cannot both hold, and the repair keeps the declared one.")
     assert make_plan(O.healthy(add=[framework], probe=None, other={}), findings, DesiredState()).empty
