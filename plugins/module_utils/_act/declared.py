@@ -87,8 +87,8 @@ def _left_out(refused) -> str:
 
 def another_anchor(obs) -> bool:
     """True when a declared requirement of the anchor is not met by the installed anchor."""
-    return any(edge.name == obs.options.anchor and not edge.required_by and edge.installed is not None
-               and not edge.satisfied for edge in obs.requirements)
+    anchor = [e for e in obs.requirements if e.name == obs.options.anchor and not e.required_by]
+    return any(edge.installed is not None and not edge.satisfied for edge in anchor)
 
 
 def _replacements(obs) -> List[str]:

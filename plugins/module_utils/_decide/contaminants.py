@@ -199,8 +199,8 @@ def builds_of(obs, dist) -> Tuple[int, ...]:
     other's."""
     shared = {c.path for c in obs.conflicts if dist.label in c.owners}
     paths = [e.path for e in dist.entries if e.path not in shared]
-    needed = [n for obj in obs.objects.values() if obj.owner is dist and obj.elf is not None
-              and obj.relpath not in shared for n in obj.elf.needed]
+    owned = [obj for obj in obs.objects.values() if obj.owner is dist and obj.elf is not None]
+    needed = [n for obj in owned if obj.relpath not in shared for n in obj.elf.needed]
     named = cuda.name_major(dist.key)
     return tuple(sorted(set(cuda.build_majors(paths, needed, dist.requires_dist)) | ({named} if named else set())))
 
@@ -250,8 +250,8 @@ def _replacement(obs, dist, found, held_by, anchor_major, edges) -> str:
     ("cuda-python>=12.0,==13.*"); with another anchor declared, the holders' requirement alone for one that requires
     another anchor (the installer picks the version that goes with the declared one); "" when none is known."""
     holders = {label_key(label) for label in held_by}
-    specs = sorted({e.specifier for e in edges if e.name == dist.key and e.specifier
-                    and e.required_by.split("[", 1)[0] in holders})
+    mine = [e for e in edges if e.name == dist.key and e.specifier]
+    specs = sorted({e.specifier for e in mine if e.required_by.split("[", 1)[0] in holders})
     if _anchor_build_allowed(dist.key, specs, anchor_major):
         return dist.name + ",".join(specs + ["==%d.*" % anchor_major])
     if obs.options.declared and any(e.kind == REQUIREMENT_CONFLICT for e in found):
@@ -321,14 +321,18 @@ def anchor_cuda_major(obs) -> Optional[int]:
         local = cuda.local_cuda_version(pins[obs.options.anchor])
         if local is not None:
             return int(local.split(".", 1)[0])
-        named = [cuda.name_major(name) or (int(v.split(".", 1)[0]) if cuda.versioned_by_major(name) and
-                                           v.split(".", 1)[0].isdigit() else None) for name, v in pins.items()]
+        named = [cuda.name_major(name) or _version_major(name, version) for name, version in pins.items()]
         named = [m for m in named if m is not None]
         return max(set(named), key=named.count) if named else None
     for dist in obs.distributions:
         if dist.key == obs.options.anchor:
             return _major(obs, dist)
     return None
+
+
+def _version_major(key: str, version: str) -> Optional[int]:
+    head = version.split(".", 1)[0]
+    return int(head) if cuda.versioned_by_major(key) and head.isdigit() else None
 
 
 def _major(obs, dist) -> Optional[int]:
@@ -429,8 +433,8 @@ def _propagate(candidates, requires, evidence, applications, anchor_major) -> No
         for info, edges in requires.items():
             if evidence[info] or info in applications:
                 continue
-            bad = sorted({e.name for e in edges if e.name in keys and evidence[keys[e.name]]
-                          and not _anchor_build_allowed(e.name, [e.specifier], anchor_major)})
+            wrong = [e for e in edges if e.name in keys and evidence[keys[e.name]]]
+            bad = sorted({e.name for e in wrong if not _anchor_build_allowed(e.name, [e.specifier], anchor_major)})
             if bad:
                 evidence[info].append(Evidence(REQUIRES_CONTAMINANT, "requires %s, itself a contaminant" % ", ".join(bad)))
                 changed = True
@@ -456,8 +460,8 @@ def _held(obs, candidates, evidence, edges) -> Dict[str, List[str]]:
     while changed:
         changed = False
         for key in sorted(suspects - set(held)):
-            keepers = sorted({parent for parent, node in requirers.get(key, ()) if kept(parent)
-                              and still_asked(node, askers, kept)})
+            keepers = sorted({parent for parent, node in requirers.get(key, ()) if
+                              kept(parent) and still_asked(node, askers, kept)})
             if keepers:
                 held[key] = [labels[k] for k in keepers if k in labels]
                 changed = True

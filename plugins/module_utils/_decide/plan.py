@@ -185,9 +185,9 @@ def _refuse_broken_requirements(obs, plan: Plan, by_key) -> None:
                 gone.discard(action.name)
     edges = belonging(obs).edges
     askers = extra_askers(edges)
+    cut = [e for e in edges if e.name in gone and e.required_by.split("[", 1)[0] not in gone]
     broken = sorted({(edge.required_by.split("[", 1)[0], edge.name, edge.requirement.split(";", 1)[0].strip())
-                     for edge in edges if edge.name in gone and edge.required_by.split("[", 1)[0] not in gone
-                     and still_asked(edge.required_by, askers, lambda key: key not in gone)})
+                     for edge in cut if still_asked(edge.required_by, askers, lambda key: key not in gone)})
     if broken:
         raise PlanError("the repair would remove what a kept distribution requires: %s; name those in remove too, "
                         "or keep what they require" % "; ".join(
@@ -257,8 +257,8 @@ def _damaged(obs, findings, by_key, scope: Optional[Dict[str, str]]) -> Dict[str
 def _without_kept_collisions(obs, removals, damaged: Dict[str, str]) -> Tuple[Dict[str, str], List[str]]:
     """``damaged`` without the wheels that collide with a contaminant the repair keeps (a kept distribution
     requires it): reinstalling one overwrites the other, run after run. Returns (damaged, why each pair stays)."""
-    kept = {c.dist.label: c for c in belonging(obs).contaminants.values() if c.dist.key not in removals
-            and (c.held_by or c.harmless)}
+    kept = {c.dist.label: c for c in belonging(obs).contaminants.values() if
+            c.dist.key not in removals and (c.held_by or c.harmless)}
     pairs: Dict[Tuple[str, str], List[str]] = {}
     for conflict in obs.conflicts:
         for label in conflict.owners:
