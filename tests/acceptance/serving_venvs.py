@@ -32,7 +32,7 @@ from typing import Dict, List, Optional, Sequence, Tuple
 if __package__ in (None, ""):  # run as a script: its folder and the repository root importable, as under pytest
     sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
-from acceptance_fetch import GB, ROOT, AcceptanceError, cache_root, find_python, require_free  # noqa: E402
+from acceptance_fetch import GB, AcceptanceError, cache_root, find_python, require_free  # noqa: E402
 from acceptance_venvs import Completed, remove_tree, site_packages, uv_executable  # noqa: E402
 
 PYTHON_VERSION = "3.12"  # the serving stacks' wheels (sglang-kernel, vllm, flashinfer) are built for it

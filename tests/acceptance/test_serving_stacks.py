@@ -66,7 +66,7 @@ def test_no_warning_or_error_names_a_distribution_the_application_required(servi
     accused = [{"distribution": c["distribution"], "evidence": c["evidence"], "held_by": c.get("held_by")}
                for c in facts["contaminants"] if canonical(c["distribution"].split(" ")[0]) in legit]
     save_result("%s.legitimate.json" % serving.name, {"legitimate": legit, "flagged": flagged, "contaminants": accused,
-                                                        "neighbours": [n["distribution"] for n in facts["neighbours"]]})
+                                                      "neighbours": [n["distribution"] for n in facts["neighbours"]]})
     serving.row.legitimate_flagged = len(flagged)
     serving.row.legitimate_detail = ", ".join("%s %s" % (f["code"], "/".join(f["names"])) for f in flagged)
     assert (flagged, accused) == ([], []), json.dumps({"flagged": flagged, "contaminants": accused}, indent=1)[:8000]
@@ -105,8 +105,8 @@ def test_repair_to_the_declared_torch_2_9_1(serving):
     try:
         build_serving(serving.name, venv)
         before = tree_metadata(venv)
-        rc, result, output, _seconds = serving.module("declared", "cuda_venv_repair", {"path": str(venv),
-                                                                                      "packages": [DECLARED]})
+        rc, result, output, _seconds = serving.module("declared", "cuda_venv_repair",
+                                                      {"path": str(venv), "packages": [DECLARED]})
         changes = tree_changes(before, tree_metadata(venv))  # before this test's own imports run in it
         torch = import_one(venv, "torch", serving.workdir / "empty")
         save_result("%s.declared-imports.json" % serving.name, import_report(venv, serving.workdir / "empty"))

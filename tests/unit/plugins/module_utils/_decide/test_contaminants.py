@@ -183,8 +183,8 @@ def test_identical_everywhere_only_compares_the_conflicts_owners():
 # --- the LLM-serving stacks: wheels with several CUDA builds, stray shared files, applications ---------------------
 
 SAVER = dist("torch-memory-saver", "0.0.9", ["torch_memory_saver/__init__.py",
-                                            "torch_memory_saver_hook_mode_preload_cu12.abi3.so",
-                                            "torch_memory_saver_hook_mode_preload_cu13.abi3.so"])
+                                             "torch_memory_saver_hook_mode_preload_cu12.abi3.so",
+                                             "torch_memory_saver_hook_mode_preload_cu13.abi3.so"])
 SAVER_ELVES = {"torch_memory_saver_hook_mode_preload_cu12.abi3.so": elf(None, ["libcudart.so.12", "libc.so.6"]),
                "torch_memory_saver_hook_mode_preload_cu13.abi3.so": elf(None, ["libcudart.so.13", "libc.so.6"])}
 CUTLASS = dist("nvidia-cutlass-dsl", "4.8.0", ["cutlass/__init__.py"],
@@ -281,6 +281,7 @@ def test_a_held_wheel_of_another_major_colliding_with_the_stack_is_left_with_the
                       installer="uv")
     server = dist("vllm", "0.33.0", ["vllm/__init__.py"], ["flashinfer-python==0.7.2.post1", "torch==2.14.0"],
                   installer="uv")
+
     def vllm_venv(roots=()):
         return build([torch13, bindings, python, flashinfer, server], on_disk={runtime: "cuda-python 12.6.2.post1"},
                      modified={"cuda-bindings": [runtime]}, roots=roots,
