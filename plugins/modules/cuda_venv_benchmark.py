@@ -107,7 +107,7 @@ options:
       - The narrowest noise band, a fraction - 0.02 is 2%, the run-to-run variation measured on an H200 for the
         matmul and for a training step's tokens/s. The band is widened to 4 times the ratio's relative standard
         deviation that both sides' repeats give (on an H200, two back-to-back sets of three matmul runs of an
-        unchanged venv had medians 5.9% apart: a band of about 7.6% there).
+        unchanged venv had medians 5.9% apart, a band of about 7.6% there).
     type: float
     default: 0.02
   require_gpu:

@@ -137,7 +137,7 @@ venvs:
       description:
         - The previous generations a swapped repair kept of this venv (M(gpuops.cuda_venv.cuda_venv_repair)'s
           O(gpuops.cuda_venv.cuda_venv_repair#module:keep_previous), what O(gpuops.cuda_venv.cuda_venv_repair#module:swap_back)
-          returns to) - C(count), C(newest) (its run id), C(newest_time) (when it was kept, UTC) and C(size) (bytes
+          returns to) - C(count), C(newest) (its run id), C(newest_time) (when the repair that kept it began, UTC, from its run id) and C(size) (bytes
           their RECORD files list; they share most files with the venv by hard links). V(null) when there is none.
         - The collection's own state is never listed as a venv - these generations, a swap's copy, a venv's snapshots
           - nor walked; a root or a running process inside it is a note.

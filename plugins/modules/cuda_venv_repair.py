@@ -59,7 +59,7 @@ options:
         C(nvidia-cudnn-cu12==9.10.2.21). Missing or mismatched ones are installed without deps.
       - When they name another anchor version than the installed one, the declared set is what the venv's installer
         resolves for them (C(uv pip compile), C(pip install --dry-run --ignore-installed --report), with its own
-        configuration and the wheel sources given here): the closure, the CUDA major and the contaminants are the
+        configuration and the wheel sources given here) - the closure, the CUDA major and the contaminants are the
         declared anchor's, and the new anchor is installed first. The result's RV(declared) says what was resolved.
     type: list
     elements: str

@@ -63,6 +63,7 @@ _DIST_INFO = re.compile(r"^(?P<name>[^-]+)-(?P<version>[^-]+)\.dist-info$")
 _USER_SITE = re.compile(r"/\.local/lib/python\d+\.\d+/site-packages$")
 _PYTHON_DIR = re.compile(r"/lib(?:64)?/python(\d+\.\d+)/(?:site|dist)-packages$")
 _MOUNT_ESCAPE = re.compile(r"\\([0-7]{3})")
+_RUN_TIME = re.compile(r"^(\d{4})(\d{2})(\d{2})T(\d{2})(\d{2})(\d{2})Z-")  # a repair's run id: 20261205T162637Z-1385-6722
 
 
 @dataclass
@@ -140,9 +141,11 @@ def _generations(root: str, notes: List[str]) -> Optional[dict]:
                 size += sum(_record_size(p) for _k, _v, p in _dist_infos(site, notes))
         except VenvError as exc:
             notes.append(str(exc))
-    newest = _mtime(kept[-1])
-    return {"count": len(kept), "newest": os.path.basename(kept[-1]),
-            "newest_time": iso_time(newest) if newest is not None else None, "size": size}
+    run = os.path.basename(kept[-1])
+    stamp = _RUN_TIME.match(run)  # a run id starts with when the run began (UTC); else the folder's mtime
+    newest = None if stamp else _mtime(kept[-1])
+    when = "%s-%s-%sT%s:%s:%sZ" % stamp.groups() if stamp else (iso_time(newest) if newest is not None else None)
+    return {"count": len(kept), "newest": run, "newest_time": when, "size": size}
 
 
 _HAS_STRICT = True
