@@ -245,6 +245,11 @@ def test_a_moved_venv_keeps_its_history(tmp_path, reverted):
         shutil.move(str(moved), str(reverted))
 
 
+def _slow_copy(src, dst):
+    time.sleep(0.02)
+    return shutil.copy(src, dst)
+
+
 def test_a_copy_that_reset_the_times_gives_unknown_and_names_candidates_without_claiming_one(tmp_path, reverted, pip_venv):
     """``cp -r`` writes every file again in directory order: uv's and pip's folders taking turns, each of pip's
     distributions written in pieces (its package, then its dist-info, others between): no run can be told."""
@@ -259,7 +264,9 @@ def test_a_copy_that_reset_the_times_gives_unknown_and_names_candidates_without_
     assert "the history cannot tell which install brought them. A candidate for " in source["message"]
     assert "their root is" not in source["message"]
     shutil.rmtree(str(copy))
-    subprocess.run(["cp", "-r", str(pip_venv), str(copy)], check=True)  # one installer only
+    # One installer only. A copy writes the files in directory order, as ``cp -r`` does; spaced 20 ms apart (a copy of
+    # a real venv takes minutes): a small venv copied within one 10 ms tick of the clock would show no order at all.
+    shutil.copytree(str(pip_venv), str(copy), symlinks=True, copy_function=_slow_copy)
     history = facts(tmp_path, copy)["history"]
     assert [(t["number"], t["time"], t["installer"]) for t in history] == [(1, "unknown", "pip")]
     assert "reset" in history[0]["reason"] and "copy" in history[0]["reason"], history[0]["reason"]
