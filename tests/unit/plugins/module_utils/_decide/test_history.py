@@ -43,6 +43,16 @@ def test_a_run_lasts_while_something_is_written_however_long_a_wheel_takes():
     assert [t.as_dict()["duration"] for t in transactions(dists, stamps)] == [45, 0.5]
 
 
+def test_a_short_span_inside_a_long_one_does_not_end_the_run():
+    """Mutation guarded: the idle gap measured from the previous span's end instead of the furthest end so far. A short
+    wheel written inside a long one ends at T + 1; the next wheel starts 0.5 s after the long one ends (T + 10): one
+    run, not a second one that never happened."""
+    dists, stamps = run(("torch", "pip", T, T + 10, True), ("filelock", "pip", T + 0.5, T + 1, False),
+                        ("sympy", "pip", T + 10.5, T + 11, False))
+    assert [(n, sorted(names)) for n, _t, _i, names, _r in table(dists, stamps)] == [
+        (1, ["filelock 1.0", "sympy 1.0", "torch 1.0"])]
+
+
 def test_uv_runs_a_second_apart_are_three_runs_however_large_their_records():
     """The incident's uv history: uv links a 2.5 GB torch in a second; its own files are all it writes."""
     dists, stamps = run(("nvidia-cudnn-cu12", "uv", T, T + 0.002, True), ("torch-a", "uv", T + 0.001, T + 0.003, True),

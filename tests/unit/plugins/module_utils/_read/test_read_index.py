@@ -101,6 +101,48 @@ def test_a_file_changed_in_the_second_the_run_began_or_later_is_read_again(objec
 
 
 @requires_gcc
+def test_a_file_rewritten_in_place_at_its_size_with_its_old_mtime_put_back_is_read_again(objects):
+    """Mutation guarded: the identity without ctime (or without size and ctime). ``cp -p``, ``rsync -t --inplace`` or
+    ``touch -r`` write other bytes into the same inode at the same size and put the old mtime back; only ctime,
+    which cannot be set back, tells."""
+    state, _lib, ext = objects
+    first = load_index(str(state), ROOT)
+    assert first.kernels(ext).sass == (80, 90)
+    _next_second()
+    _keep(state, first)
+    before = os.stat(ext)
+    other = fatbin_bytes([(SASS, 86, 0x11, 40), (SASS, 90, 0x100011, 56), (PTX, 90, 0x11, 100)])
+    assert len(other) == len(KERNELS)
+    with open(ext, "r+b") as handle:
+        data = handle.read()
+        handle.seek(data.index(KERNELS))
+        handle.write(other)
+    os.utime(ext, ns=(before.st_atime_ns, before.st_mtime_ns))
+    after = os.stat(ext)
+    assert (after.st_ino, after.st_size, after.st_mtime_ns) == (before.st_ino, before.st_size, before.st_mtime_ns)
+    again = load_index(str(state), ROOT)
+    assert again.kernels(ext).sass == (86, 90) and (again.read, again.reused) == (1, 0)
+
+
+@requires_gcc
+def test_a_file_whose_ctime_is_in_the_runs_second_is_racy_though_its_mtime_is_old(objects):
+    """Mutation guarded: the racy rule without ctime. A hard link from uv's cache or ``tar`` leaves an old mtime and a
+    ctime of now: a write later in that second could keep both, so the entry is read again."""
+    state, lib, _ext = objects
+    _next_second()
+    first = load_index(str(state), ROOT)  # the run begins
+    os.utime(lib, (time.time() - 3600, time.time() - 3600))  # an old mtime; the ctime is now, in the run's second
+    first.elf(lib)
+    _keep(state, first)
+    stamp = os.stat(lib)
+    if int(stamp.st_ctime) != first._started_ns // 10 ** 9:
+        pytest.fail("the test machine took a second between two calls: the racy case was not made")
+    assert stamp.st_mtime < first._started_ns / 10 ** 9 - 1000
+    again = load_index(str(state), ROOT)
+    assert again.elf(lib) == read_elf(lib) and (again.read, again.reused) == (1, 0)
+
+
+@requires_gcc
 def test_a_file_older_than_the_run_that_wrote_the_index_is_reused(objects):
     state, lib, _ext = objects
     _next_second()
