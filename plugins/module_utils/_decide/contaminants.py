@@ -140,9 +140,9 @@ def _belonging(obs) -> Belonging:
         consumer = dist.key in cuda.KNOWN_CUDA_CONSUMERS or (major is not None and not cuda.is_cuda_distribution(dist.key))
         if consumer or (major is not None and cuda.is_cuda_distribution(dist.key)):
             candidates[dist.dist_info] = (dist, major, consumer)
-    requires = {info: _own_requirements(obs, dist) for info, (dist, _m, _c) in candidates.items()}
     versions = _judged_versions(obs, by_key)
     edges = installed_edges(obs)
+    requires = _own_requirements(candidates, edges)
     choices = _run_time_choices(obs, candidates, anchor_major, edges, by_key)
     evidence: Dict[str, List[Evidence]] = {}
     for info, (dist, major, _consumer) in candidates.items():
@@ -193,14 +193,12 @@ def replaced_by_declaration(obs) -> Set[str]:
     return {d.key for d in obs.distributions if d.key in pins and pins[d.key] != d.version}
 
 
-def builds_of(obs, dist) -> Tuple[int, ...]:
+def _builds_of(dist, objects, shared) -> Tuple[int, ...]:
     """Every CUDA major ``dist`` carries a build for (``cuda.build_majors``): its name's, its libraries' names and
-    sonames, its requirements' flavours. Paths another wheel also lists do not count: their bytes may be the
-    other's."""
-    shared = {c.path for c in obs.conflicts if dist.label in c.owners}
+    sonames, its requirements' flavours. ``objects``: its ELF objects; ``shared``: the paths another wheel also lists,
+    which do not count (their bytes may be the other's)."""
     paths = [e.path for e in dist.entries if e.path not in shared]
-    owned = [obj for obj in obs.objects.values() if obj.owner is dist and obj.elf is not None]
-    needed = [n for obj in owned if obj.relpath not in shared for n in obj.elf.needed]
+    needed = [n for obj in objects if obj.relpath not in shared for n in obj.elf.needed]
     named = cuda.name_major(dist.key)
     return tuple(sorted(set(cuda.build_majors(paths, needed, dist.requires_dist)) | ({named} if named else set())))
 
@@ -218,10 +216,18 @@ def _run_time_choices(obs, candidates, anchor_major, edges, by_key) -> Dict[str,
         return {}
     choices: Dict[str, str] = {}
     multi: Dict[str, Tuple[int, ...]] = {}
+    objects: Dict[str, list] = {}  # dist_info -> its ELF objects, grouped once
+    for obj in obs.objects.values():
+        if obj.elf is not None:
+            objects.setdefault(obj.owner.dist_info, []).append(obj)
+    shared: Dict[str, Set[str]] = {}  # label -> the paths another wheel also lists
+    for conflict in obs.conflicts:
+        for owner in conflict.owners:
+            shared.setdefault(owner, set()).add(conflict.path)
 
     def builds(dist):
         if dist.key not in multi:
-            multi[dist.key] = builds_of(obs, dist)
+            multi[dist.key] = _builds_of(dist, objects.get(dist.dist_info, ()), shared.get(dist.label, set()))
         return multi[dist.key]
     for info, (dist, major, _consumer) in candidates.items():
         if major is None:
@@ -347,10 +353,15 @@ def _marker_env(obs) -> dict:
     return obs.interpreter.marker_env if obs.interpreter.ok else marker_env_fallback(obs.layout.version)
 
 
-def _own_requirements(obs, dist) -> list:
-    """The distribution's own requirements (no extra), markers evaluated for this venv: RequirementEdges whose
-    ``installed`` is not filled (versions are judged by ``_requirement_conflicts``)."""
-    return [e for e in closure(dist.requires_dist, [], _marker_env(obs)) if e.name and not e.problem]
+def _own_requirements(candidates, edges) -> Dict[str, list]:
+    """dist_info -> the candidate's own requirements (no extra) that name an installed distribution, markers evaluated
+    for this venv: its edges of ``installed_edges``, whose ``installed`` is not filled (``_requirement_conflicts``
+    judges versions)."""
+    own: Dict[str, list] = {}
+    for edge in edges:
+        if not edge.problem:
+            own.setdefault(edge.required_by, []).append(edge)
+    return {info: own.get(dist.key, []) for info, (dist, _m, _c) in candidates.items()}
 
 
 def _judged_versions(obs, by_key) -> Dict[str, str]:

@@ -71,7 +71,7 @@ def record_outside_venv(obs) -> List[Finding]:
 
 def missing_files(obs) -> List[Finding]:
     findings = []
-    scope = cuda_scope(obs)
+    scope, inert = cuda_scope(obs), inert_paths(obs)
     for dist in obs.distributions:
         state = obs.file_states.get(dist.dist_info)
         if not state or not state.missing:
@@ -85,14 +85,14 @@ def missing_files(obs) -> List[Finding]:
             describe_paths(state.missing))
         if partner:
             message += " %s installs the same paths; uninstalling it deletes these files." % partner
-        findings.append(_record_finding(obs, F.RECORD_MISSING_FILES, dist, scope, state.missing, message,
+        findings.append(_record_finding(obs, F.RECORD_MISSING_FILES, dist, scope, only_inert(state.missing, inert), message,
                                         {"missing": list(state.missing), "count": len(state.missing)}))
     return findings
 
 
 def modified_files(obs) -> List[Finding]:
     findings = []
-    scope = cuda_scope(obs)
+    scope, inert = cuda_scope(obs), inert_paths(obs)
     on_disk = {c.path: c.on_disk for c in obs.conflicts}
     for dist in obs.distributions:
         state = obs.file_states.get(dist.dist_info)
@@ -104,18 +104,17 @@ def modified_files(obs) -> List[Finding]:
             dist.label, len(state.modified), how, describe_paths(state.modified))
         if writers:
             message += " They hold the bytes of %s." % ", ".join(writers)
-        findings.append(_record_finding(obs, F.RECORD_MODIFIED_FILES, dist, scope, state.modified, message,
+        findings.append(_record_finding(obs, F.RECORD_MODIFIED_FILES, dist, scope, only_inert(state.modified, inert), message,
                                         {"modified": list(state.modified), "count": len(state.modified),
                                          "overwritten_by": writers}))
     return findings
 
 
-def _record_finding(obs, code: str, dist, scope: Dict[str, str], paths, message: str, details: dict) -> Finding:
+def _record_finding(obs, code: str, dist, scope: Dict[str, str], inert: bool, message: str, details: dict) -> Finding:
     """An error for a distribution the CUDA repair reinstalls. Outside its scope, differences no other wheel made
     change nothing for CUDA: files edited in place (a hand edit, an image's own CA bundle) are info, missing files a
     warning; the repair leaves both unless asked (revert_edits). So are differences only in shared paths nothing
-    loads (FILE_OWNERSHIP_CONFLICT says whose bytes they hold)."""
-    inert = only_inert(paths, inert_paths(obs))
+    loads (``inert``: FILE_OWNERSHIP_CONFLICT says whose bytes they hold)."""
     if dist.key in scope and not inert:
         return Finding(code, F.ERROR, dist.label, message, _reinstall_fix(obs, dist), details)
     if inert:
