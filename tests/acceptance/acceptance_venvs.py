@@ -28,7 +28,7 @@ from typing import Callable, Dict, List, Optional, Sequence, Tuple
 
 from acceptance_fetch import GB, AcceptanceError, cache_root, find_python, require_free, wheelhouse
 
-# What a healthy copy of each stack installs: torch, or torch and its neighbours (FACTS.md section 9).
+# What a healthy copy of each stack installs: torch, or torch and its neighbours (docs/ACCEPTANCE.md).
 NEIGHBOURS = ("torchvision==0.24.1", "torchaudio==2.9.1", "jax[cuda12]==0.10.2", "cupy-cuda12x==14.2.0")
 TORCH = {"cu12": ("torch==2.9.1",), "cu13": ("torch==2.14.1",), "cu12-multi": ("torch==2.9.1",) + NEIGHBOURS}
 CUDNN = {"cu12": 91002, "cu13": 92400, "cu12-multi": 91002}  # torch.backends.cudnn.version() of the pinned cudnn wheel

@@ -23,7 +23,7 @@ from ansible_collections.gpuops.cuda_venv.plugins.module_utils._verify.side_by_s
 VENV = os.environ.get("CUDA_VENV_GPU_VENV", "")
 pytestmark = pytest.mark.skipif(not VENV, reason="CUDA_VENV_GPU_VENV (a torch venv on a machine with a GPU) is not set")
 
-# Many small kernels: each waits for the previous one under CUDA_LAUNCH_BLOCKING=1 (FACTS §10: 0.484 of the baseline).
+# Many small kernels: each waits for the previous one under CUDA_LAUNCH_BLOCKING=1 (measured on an H200: 0.484 of the baseline, docs/ACCEPTANCE.md).
 STEP = """
 import time
 import torch

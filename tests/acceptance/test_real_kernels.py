@@ -1,5 +1,5 @@
 """Acceptance on real wheels: the kernels reader (``_read/fatbin.py``) and the install check (``_install/wheel_kernels.py``)
-against what FACTS.md section 11 measured on torch 2.9.1+cu128, torch 2.14.1+cu130 and sglang-kernel 0.4.10.
+against what was measured (docs/FINDINGS.md, KERNELS_MISSING) on torch 2.9.1+cu128, torch 2.14.1+cu130 and sglang-kernel 0.4.10.
 
 Opt-in, with the wheelhouse of ``make acceptance`` (the wheels are read from their zip members; no venv is built).
 """
@@ -37,7 +37,7 @@ def test_torch_2_9_1_carries_sm_70_to_sm_120_and_no_ptx():
 
 def test_torch_2_14_1_has_no_sm_70_and_is_refused_for_a_v100():
     torch_cuda = _kernels("torch-2.14.1-*.whl")["torch/lib/libtorch_cuda.so"]
-    # FACTS section 11 names the one sm_121 entry; the section also holds one sm_89 entry, as 2.9.1's does
+    # the measured figures name the one sm_121 entry; the section also holds one sm_89 entry, as 2.9.1's does
     # (counted again by an independent readelf + struct scan: 475 sm_75 ... 1 sm_89, 1 sm_121).
     assert torch_cuda.sass == (75, 80, 86, 89, 90, 100, 103, 120, 121) and torch_cuda.ptx == ()
     path = _wheel("torch-2.14.1-*.whl")

@@ -417,7 +417,7 @@ def test_guarded_venv_refuses_the_real_sglang_kernel_through_pip_and_activated_u
                          "bash", str(real.venv), uv_executable()] + sources,
                         env=env, capture_output=True, text=True, timeout=1800, check=False)
     assert uv.returncode == 1 and "torch==2.14.1 and torch==2.9.1" in uv.stderr, (uv.stdout + uv.stderr)[-6000:]
-    lock = real.venv / ".lock"  # uv's lock file in the root of any environment it installs into (FACTS.md section 8)
+    lock = real.venv / ".lock"  # uv's lock file in the root of any environment it installs into
     if ".lock" not in before and lock.exists():
         lock.unlink()
     assert tree_metadata(real.venv) == before

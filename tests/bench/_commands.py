@@ -17,7 +17,7 @@ from ._files import FileSet
 from ._measure import Step
 
 # The incident's fix by hand: the four cu13 wheels and the two CUDA 13 ones they pulled in, out; the four cu12
-# wheels they gutted, back by name from the wheelhouse (shared/FACTS.md section 1, point 5).
+# wheels they gutted, back by name from the wheelhouse.
 CU13_WHEELS = ("nvidia-cudnn-cu13", "nvidia-cusparselt-cu13", "nvidia-nccl-cu13", "nvidia-nvshmem-cu13")
 PULLED_IN = ("nvidia-cublas", "nvidia-cuda-nvrtc")
 CU12_WHEELS = ("nvidia-cudnn-cu12==9.10.2.21", "nvidia-cusparselt-cu12==0.7.1", "nvidia-nccl-cu12==2.27.5",

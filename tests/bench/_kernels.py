@@ -3,7 +3,7 @@
 # GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
 """The kernels reader (``_read/fatbin.py``) on a sparse ELF file whose ``.nv_fatbin`` is as large as torch's.
 
-torch 2.9.1's libtorch_cuda.so carries a 915 MB section (FACTS.md section 11). The file here has a section of that
+torch 2.9.1's libtorch_cuda.so carries a 915 MB section. The file here has a section of that
 size, written sparse: only the container and entry headers hold bytes, so it costs a few MB of disk. The figure is
 the reader's own time in this process (warm page cache), the part the facts pay per such library.
 

@@ -151,7 +151,7 @@ def other_cudnn_build(folder, version="9.24.0"):
 def test_a_cudnn_library_of_another_build_first_on_ld_library_path_is_shadowing_the_venvs(tmp_path, standin, version, theirs,
                                                                                           builds):
     """cuDNN's sub-libraries search LD_LIBRARY_PATH before their DT_RUNPATH: the venv's libcudnn_graph.so.9 is
-    passed over for another build (FACTS.md 8): an error naming both copies and the entry to drop, whether or not
+    passed over for another build: an error naming both copies and the entry to drop, whether or not
     anything on disk tells the other copy's version (its bytes differ: cuDNN's libraries must come from one build)."""
     info = standin("healthy-cu12")
     other = other_cudnn_build(tmp_path / "cudnn-other", version=version)

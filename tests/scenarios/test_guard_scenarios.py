@@ -146,7 +146,7 @@ def test_guard_refuses_the_other_major_through_pip_and_activated_uv_and_comes_of
     assert "during=/dev/null %s/constraints.txt" % guard_dir in proc.stdout, proc.stdout + proc.stderr
     assert "rc=1" in proc.stdout and "after=/dev/null\n" in proc.stdout, proc.stdout + proc.stderr
     assert "depend on torch==2.14.1 and torch==2.9.1" in " ".join(proc.stderr.split()), proc.stderr  # uv may wrap
-    lock = venv / ".lock"  # uv makes its lock file in the root of any environment it installs into (FACTS.md section 8)
+    lock = venv / ".lock"  # uv makes its lock file in the root of any environment it installs into
     if lock.exists():
         lock.unlink()
     assert {k: v for k, v in _state(venv).items() if k != "."} == {k: v for k, v in guarded.items() if k != "."}

@@ -1,7 +1,7 @@
 """Why a healthy venv is slow, through Ansible: the facts' performance part and the repair's kernel check.
 
 A real venv (no pip) holds a 'torch' 2.14.1 whose gcc-built libtorch_cuda.so carries a real ``.nv_fatbin`` with the
-architectures FACTS.md section 11 measured (sm_75 to sm_121, no PTX); no GPU here, so ``gpu_archs`` names the GPUs.
+architectures measured on the real wheels (sm_75 to sm_121, no PTX); no GPU here, so ``gpu_archs`` names the GPUs.
 """
 
 import os

@@ -19,7 +19,7 @@ from ._venv import (
 from ._wheelhouse import build_extra_wheels, build_wheelhouse
 
 TORCH = {"cu128": "torch==2.9.1", "cu130": "torch==2.14.1", "cu128-multi": "torch==2.9.1"}
-# What a researcher's image adds beside torch 2.9.1 (FACTS.md section 9): resolved by pip in one run with torch.
+# What a researcher's image adds beside torch 2.9.1: resolved by pip in one run with torch.
 NEIGHBOURS = ("torchvision==0.24.1", "torchaudio==2.9.1", "jax[cuda12]==0.10.2", "cupy-cuda12x==14.2.0")
 # The incident's cascade: the uninstall that took torch's cuDNN and cuSPARSELt with it.
 CASCADE = ("nvidia-cudnn-cu12", "nvidia-cusparselt-cu12")

@@ -1,7 +1,7 @@
 # -*- coding: utf-8 -*-
 # Copyright: (c) 2026, gpuops.cuda_venv contributors
 # GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
-"""Build ``.nv_fatbin`` sections in the real container format (FACTS.md section 11) and shared objects carrying
+"""Build ``.nv_fatbin`` sections in the real container format (docs/FINDINGS.md, KERNELS_MISSING) and shared objects carrying
 them, compiled by gcc: the kernels reader's and the performance rules' test objects.
 
 ``fatbin_bytes`` writes containers of entries (kind, arch, flags, payload size); ``build_fatbin_so`` compiles a

@@ -51,7 +51,7 @@ KNOWN_CUDA_CONSUMERS = frozenset((
     "jax-cuda12-pjrt", "jax-cuda13-pjrt", "cupy-cuda11x", "cupy-cuda12x", "cupy-cuda13x", "nvidia-dali-cuda120",
 ))
 
-# Wheel families whose cu12 and cu13 builds install the SAME paths (FACTS.md section 1).
+# Wheel families whose cu12 and cu13 builds install the SAME paths (nvidia/cudnn/lib/libcudnn.so.9 in both cuDNN wheels, for example).
 COLLIDING_FAMILIES = (
     ("nvidia-cudnn-cu12", "nvidia-cudnn-cu13"),
     ("nvidia-cusparselt-cu12", "nvidia-cusparselt-cu13"),

@@ -17,7 +17,7 @@ WARNING = "warning"
 INFO = "info"
 _RANK = {ERROR: 0, WARNING: 1, INFO: 2}
 
-# Codes of ../shared/DESIGN.md.
+# The codes of the collection's first design (docs/FINDINGS.md explains every code).
 RECORD_MISSING_FILES = "RECORD_MISSING_FILES"
 RECORD_MODIFIED_FILES = "RECORD_MODIFIED_FILES"
 FILE_OWNERSHIP_CONFLICT = "FILE_OWNERSHIP_CONFLICT"

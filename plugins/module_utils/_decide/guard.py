@@ -7,7 +7,7 @@ Private to the gpuops.cuda_venv collection: not a public API.
 
 The constraints: the anchor pinned ``==`` its installed version, each CUDA wheel of its requirement closure pinned
 ``==``, and each colliding family member of the other CUDA major refused (``NAME<0``). pip and uv refuse, with
-their own resolver message, any install that would move one of them (FACTS.md section 8).
+their own resolver message, any install that would move one of them (docs/REPAIR.md, the install guard).
 """
 
 from __future__ import annotations

@@ -5,8 +5,8 @@
 
 Private to the gpuops.cuda_venv collection: not a public API.
 
-Pure: judges ``obs.performance`` (``_read/performance_state.py``) and ``obs.gpu``. The kernel rule (FACTS.md
-section 11): machine code (SASS) for sm_XY runs on a GPU of compute capability X.Z with Z >= Y (same major); PTX
+Pure: judges ``obs.performance`` (``_read/performance_state.py``) and ``obs.gpu``. The kernel rule
+(docs/FINDINGS.md, KERNELS_MISSING): machine code (SASS) for sm_XY runs on a GPU of compute capability X.Z with Z >= Y (same major); PTX
 for compute_XY is compiled by the driver at first load for any GPU of capability >= X.Y. Arch-specific builds
 (sm_90a) run only on their exact architecture, but which flag bit marks them is not established: they are judged
 as plain SASS, and their flags are reported as found.

@@ -15,7 +15,7 @@ What stays in force from the user:
   ``--isolated`` is not passed on purpose: it would drop the user's index
   settings too. Constraints are not: ``PIP_CONSTRAINT=/dev/null`` overrides the
   ``constraint`` of every pip.conf (the venv's guard included, see
-  _act/venv_guard.py), the other keys staying in force (FACTS.md section 8). The interpreter runs
+  _act/venv_guard.py), the other keys staying in force (docs/REPAIR.md, the install guard). The interpreter runs
   with ``-I`` so that the working directory and ``PYTHON*`` variables cannot
   shadow pip's own modules.
 - uv: ignores pip.conf; ``UV_*`` variables and uv.toml (user, system, and

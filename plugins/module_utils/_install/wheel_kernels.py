@@ -9,7 +9,7 @@ The install guard (install_guard.py) has each wheel of the plan as a file; here 
 of ``packages`` is read as the facts read an installed one (``_read/fatbin.py``: the ``.nv_fatbin`` headers only),
 straight from the zip member, and judged by the facts' own rule (``_decide/performance.kernel_verdict``) for each of
 ``gpu_archs``, or else each GPU NVML reports. torch 2.14.1+cu130 declared on a V100 (compute capability 7.0) is
-refused: its libraries carry no sm_70 and no PTX (FACTS.md section 11).
+refused: its libraries carry no sm_70 and no PTX (docs/FINDINGS.md, KERNELS_MISSING).
 
 A wheel member is compressed: a forward read decompresses up to the offset (never keeping it), a read behind the
 stream restarts it; the two chunks streamed last before a read are kept with it, so that the section names just before

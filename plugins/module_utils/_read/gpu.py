@@ -9,7 +9,7 @@ NVML is read through ``pynvml`` from nvidia-ml-py in the tools' Python, never
 in the venv under diagnosis.  The driver rules follow CUDA minor version
 compatibility (https://docs.nvidia.com/deploy/cuda-compatibility/): a CUDA
 X.y build runs on any driver that supports CUDA X.0, which for 12.x means
-driver 525 or newer and for 13.x driver 580 or newer (FACTS.md section 6).
+driver 525 or newer and for 13.x driver 580 or newer (docs/FINDINGS.md, DRIVER_TOO_OLD).
 """
 
 from __future__ import annotations

@@ -1,7 +1,7 @@
 # -*- coding: utf-8 -*-
 # Copyright: (c) 2026, gpuops.cuda_venv contributors
 # GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
-"""How the objects the anchor's import does not load find their libraries in a real process (FACTS.md section 9).
+"""How the objects the anchor's import does not load find their libraries in a real process (docs/FINDINGS.md, SONAME_UNRESOLVED).
 
 Private to the gpuops.cuda_venv collection: not a public API.
 

@@ -24,7 +24,7 @@ from ansible_collections.gpuops.cuda_venv.tests.unit.plugins.module_utils import
 
 TORCH_CUDA = O.sp("torch/lib/libtorch_cuda.so")
 FLASH_OPS = O.sp("sgl_kernel/flash_ops.abi3.so")
-# FACTS.md section 11: torch 2.14.1+cu130 (no sm_70), sglang-kernel 0.4.10's flash_ops (sm_80, 86, 90), no PTX.
+# As measured on the real wheels: torch 2.14.1+cu130 (no sm_70), sglang-kernel 0.4.10's flash_ops (sm_80, 86, 90), no PTX.
 TORCH_2141 = Kernels((75, 80, 86, 90, 100, 103, 120, 121), (), 915000000, 3000, 24000, {"sm_90": (0x11,)})
 FLASH = Kernels((80, 86, 90), (), 1000, 2, 6, {"sm_80": (0x11,), "sm_86": (0x11,), "sm_90": (0x100011,)})
 PTX_ONLY = Kernels((), (80,), 100, 1, 1, {"compute_80": (0x11,)})

@@ -154,7 +154,7 @@ def test_a_plan_without_installs_reads_no_wheel(venv):
 
 @requires_gcc
 def test_a_declared_wheel_without_a_kernel_for_the_gpu_is_refused_and_nothing_changes(venv, tmp_path):
-    """sglang-kernel's flash_ops (sm_80, 86, 90, FACTS.md section 11) declared for a node with an sm_100 GPU."""
+    """sglang-kernel's flash_ops (sm_80, 86, 90, as measured) declared for a node with an sm_100 GPU."""
     lib = build_fatbin_so(tmp_path / "flash_ops.abi3.so", fatbin_bytes([(SASS, 80), (SASS, 86), (SASS, 90, 0x100011)]))
     with open(lib, "rb") as handle:
         make_wheel(str(tmp_path / "wh"), "sglang-kernel", "0.4.10", files={"sgl_kernel/flash_ops.abi3.so": handle.read()})

@@ -17,7 +17,7 @@ from ansible_collections.gpuops.cuda_venv.tests.support.elf_helpers import READE
 from ansible_collections.gpuops.cuda_venv.tests.support.fatbin_helpers import (
     OBJCOPY, PTX, SASS, build_fatbin_so, container_bytes, fatbin_bytes)
 
-# Like sglang-kernel's flash_ops (FACTS.md section 11): sm_80 and sm_86 with flags 0x11, sm_90 with 0x100011.
+# Like sglang-kernel's flash_ops (as measured): sm_80 and sm_86 with flags 0x11, sm_90 with 0x100011.
 FLASH_OPS = fatbin_bytes(
     [(SASS, 80, 0x11, 40), (SASS, 86, 0x11, 32), (SASS, 90, 0x100011, 56)],
     [(SASS, 80, 0x11, 8), (SASS, 86, 0x11, 8), (SASS, 90, 0x108011, 16), (PTX, 90, 0x11, 100)],

@@ -19,7 +19,7 @@ class FakeNotSupported(FakeNVMLError):
     """pynvml raises NVMLError_NotSupported (a subclass of NVMLError) for fields a board lacks."""
 
 
-# An H200 under load at its power cap, as nvidia-smi -q shows one (FACTS.md section 10 for the idle figures).
+# An H200 under load at its power cap, as nvidia-smi -q shows one (docs/ACCEPTANCE.md has the idle figures).
 H200 = {
     "nvmlDeviceGetClockInfo": {1: 1755, 2: 3201},
     "nvmlDeviceGetMaxClockInfo": {1: 1980, 2: 3201},

@@ -83,7 +83,7 @@ def test_torch_preload_reads_through_the_read_index_when_given_one(tmp_path):
 
 @requires_gcc
 def test_torch_preload_searches_the_current_directory_for_an_empty_sys_path_entry(tmp_path, monkeypatch):
-    """Why the probe runs from an empty directory: python -c puts '' first on sys.path (FACTS.md section 3)."""
+    """Why the probe runs from an empty directory: python -c puts '' first on sys.path."""
     _lib(tmp_path, "cu13", "libcudart.so.13")
     monkeypatch.chdir(str(tmp_path))
     assert torch_preload(["", str(tmp_path / "absent")]) == {"libcudart.so.13": "./nvidia/cu13/lib/libcudart.so.13"}

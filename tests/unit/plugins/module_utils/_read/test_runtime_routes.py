@@ -25,7 +25,7 @@ CONFIG = LoaderConfig(ld_library_path=(), cache={}, default_dirs=(), lib_token="
 
 
 def _site(tmp_path):
-    """A site-packages with torch, torchvision and cupy laid out as the real ones link (FACTS.md section 9)."""
+    """A site-packages with torch, torchvision and cupy laid out as the real ones link."""
     site = str(tmp_path / "site-packages")
     libs = {
         "torch/lib/libtorch.so": dict(soname="libtorch.so", needed=("libcudart.so.12",), rpath="$ORIGIN/../../nvidia/cuda_runtime/lib"),
