@@ -12,7 +12,7 @@ Their documentation is plugins/doc_fragments/venv.py (the shared ones) and each 
 from __future__ import annotations
 
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._core.base_options import BASE, copies
-from ansible_collections.gpuops.cuda_venv.plugins.module_utils._read.record_check import MODES as VERIFY_MODES
+from ansible_collections.gpuops.cuda_venv.plugins.module_utils._read.packaging.record_check import MODES as VERIFY_MODES
 
 # Options more than one module takes, each with its one spec (those no engine part shapes in _core/base_options.py).
 SHARED = dict(

@@ -1,4 +1,4 @@
-"""Acceptance on real wheels: the kernels reader (``_read/fatbin.py``) and the install check (``_install/wheel_kernels.py``)
+"""Acceptance on real wheels: the kernels reader (``_read/binaries/fatbin.py``) and the install check (``_install/wheel_kernels.py``)
 against what was measured (docs/FINDINGS.md, KERNELS_MISSING) on torch 2.9.1+cu128, torch 2.14.1+cu130 and sglang-kernel 0.4.10.
 
 Opt-in, with the wheelhouse of ``make acceptance`` (the wheels are read from their zip members; no venv is built).

@@ -21,10 +21,10 @@ from ansible_collections.gpuops.cuda_venv.plugins.module_utils._decide.contamina
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._decide.diagnose import diagnose
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._decide.facts_report import report
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._decide.history import history_of
-from ansible_collections.gpuops.cuda_venv.plugins.module_utils._read.distributions import locate_entries
-from ansible_collections.gpuops.cuda_venv.plugins.module_utils._read.install_times import read_stamps
+from ansible_collections.gpuops.cuda_venv.plugins.module_utils._read.packaging.distributions import locate_entries
+from ansible_collections.gpuops.cuda_venv.plugins.module_utils._read.packaging.install_times import read_stamps
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._read.observe import FactsOptions, observe
-from ansible_collections.gpuops.cuda_venv.plugins.module_utils._read.record_check import check_all
+from ansible_collections.gpuops.cuda_venv.plugins.module_utils._read.packaging.record_check import check_all
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._core.runner import SubprocessRunner
 
 

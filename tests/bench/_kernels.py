@@ -1,7 +1,7 @@
 # -*- coding: utf-8 -*-
 # Copyright: (c) 2026, gpuops.cuda_venv contributors
 # GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
-"""The kernels reader (``_read/fatbin.py``) on a sparse ELF file whose ``.nv_fatbin`` is as large as torch's.
+"""The kernels reader (``_read/binaries/fatbin.py``) on a sparse ELF file whose ``.nv_fatbin`` is as large as torch's.
 
 torch 2.9.1's libtorch_cuda.so carries a 915 MB section. The file here has a section of that
 size, written sparse: only the container and entry headers hold bytes, so it costs a few MB of disk. The figure is
@@ -19,9 +19,9 @@ from pathlib import Path
 from typing import Optional
 
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._core.names import is_shared_object
-from ansible_collections.gpuops.cuda_venv.plugins.module_utils._read.elf import ElfError
+from ansible_collections.gpuops.cuda_venv.plugins.module_utils._read.binaries.elf import ElfError
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._install.wheel_kernels import wheel_kernels
-from ansible_collections.gpuops.cuda_venv.plugins.module_utils._read.fatbin import read_kernels
+from ansible_collections.gpuops.cuda_venv.plugins.module_utils._read.binaries.fatbin import read_kernels
 
 from ._measure import fixed
 from ._table import Goal, Table
@@ -91,7 +91,7 @@ def run(work: Path, runs: int, log, real_venv: Optional[Path] = None) -> Table:
         started = time.perf_counter()
         read_kernels(path)
         seconds.append(time.perf_counter() - started)
-    table = Table("Kernels reader (`_read/fatbin.py`): a %d MB `.nv_fatbin`, %d containers, %d entries" % (
+    table = Table("Kernels reader (`_read/binaries/fatbin.py`): a %d MB `.nv_fatbin`, %d containers, %d entries" % (
         SECTION_MB, CONTAINERS, entries), notes=[
         "In-process time of `read_kernels` on a sparse file, warm page cache: what the facts add per library of "
         "torch's size. Goal from issue 30: at most 0.3 s added on the real torch venv."])

@@ -21,11 +21,11 @@ from hypothesis.database import DirectoryBasedExampleDatabase
 
 from reliability_tools import ROOT
 
-from ansible_collections.gpuops.cuda_venv.plugins.module_utils._read.distributions import (
+from ansible_collections.gpuops.cuda_venv.plugins.module_utils._read.packaging.distributions import (
     RECORD_LIMIT, entry_location, read_distributions)
-from ansible_collections.gpuops.cuda_venv.plugins.module_utils._read.elf import ElfError, ElfInfo, read_elf, read_elf_ident
-from ansible_collections.gpuops.cuda_venv.plugins.module_utils._read.fatbin import Kernels, read_kernels
-from ansible_collections.gpuops.cuda_venv.plugins.module_utils._read.record_check import check_all
+from ansible_collections.gpuops.cuda_venv.plugins.module_utils._read.binaries.elf import ElfError, ElfInfo, read_elf, read_elf_ident
+from ansible_collections.gpuops.cuda_venv.plugins.module_utils._read.binaries.fatbin import Kernels, read_kernels
+from ansible_collections.gpuops.cuda_venv.plugins.module_utils._read.packaging.record_check import check_all
 from ansible_collections.gpuops.cuda_venv.tests.support.elf_helpers import GCC, build_so, synthetic_elf
 from ansible_collections.gpuops.cuda_venv.tests.support.fatbin_helpers import PTX, SASS, build_fatbin_so, fatbin_bytes
 

@@ -31,7 +31,7 @@ from ansible_collections.gpuops.cuda_venv.plugins.module_utils._decide.diagnose 
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._decide.plan import make_plan
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._install.install_guard import InstallRefused, guard_plan
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._install.installers import Backend
-from ansible_collections.gpuops.cuda_venv.plugins.module_utils._read.loader import LoaderConfig
+from ansible_collections.gpuops.cuda_venv.plugins.module_utils._read.binaries.loader import LoaderConfig
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._read.observe import Observations
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._read.observe import without_probe
 

@@ -31,7 +31,7 @@ from typing import List, Optional, Tuple
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._core.errors import CudaVenvError
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._decide.contaminants import belonging
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._install.wheel_fetch import resolve, resolve_closure
-from ansible_collections.gpuops.cuda_venv.plugins.module_utils._read.requirements import pinned_edges
+from ansible_collections.gpuops.cuda_venv.plugins.module_utils._read.packaging.requirements import pinned_edges
 
 
 @dataclass(frozen=True)

@@ -23,7 +23,7 @@ from ansible_collections.gpuops.cuda_venv.plugins.module_utils._decide.diagnose 
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._decide.facts_report import report
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._read.observe import FactsOptions, observe
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._read.read_index import index_path
-from ansible_collections.gpuops.cuda_venv.plugins.module_utils._read.wheel_sources import read_offers
+from ansible_collections.gpuops.cuda_venv.plugins.module_utils._read.packaging.wheel_sources import read_offers
 
 
 def gather_facts(options: FactsOptions, runner: Runner, keep_index: bool = True) -> dict:

@@ -21,7 +21,7 @@ from typing import Callable, Optional
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._core.runner import Runner
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._decide.diagnose import diagnose
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._decide.findings import ERROR
-from ansible_collections.gpuops.cuda_venv.plugins.module_utils._read.loader import LoaderConfig
+from ansible_collections.gpuops.cuda_venv.plugins.module_utils._read.binaries.loader import LoaderConfig
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._read.observe import import_name, observe, probe_venv
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._read.probe import run_check
 

@@ -15,7 +15,7 @@ from ansible_collections.gpuops.cuda_venv.plugins.module_utils._core.errors impo
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._decide.diagnose import diagnose
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._decide.findings import ERROR, Finding, is_healthy, summarize
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._decide.plan import Plan
-from ansible_collections.gpuops.cuda_venv.plugins.module_utils._read.record_check import check_all
+from ansible_collections.gpuops.cuda_venv.plugins.module_utils._read.packaging.record_check import check_all
 
 
 _NAMED = 4  # error findings a failure message names

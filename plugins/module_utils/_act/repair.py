@@ -39,7 +39,7 @@ from ansible_collections.gpuops.cuda_venv.plugins.module_utils._install.install_
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._install.installers import Backend
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._read.observe import FactsOptions, loader_config, observe, without_probe
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._decide.performance import restart_needed
-from ansible_collections.gpuops.cuda_venv.plugins.module_utils._read.venv_processes import venv_processes
+from ansible_collections.gpuops.cuda_venv.plugins.module_utils._read.host.venv_processes import venv_processes
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._read.observe import Observations
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._read.venv_layout import VenvLayout
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._verify.benchmark import BenchmarkRequest

@@ -1,7 +1,7 @@
 # -*- coding: utf-8 -*-
 # Copyright: (c) 2026, gpuops.cuda_venv contributors
 # GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
-"""Install, renew or remove a venv's install guard (see _read/guard_state.py for where it lives).
+"""Install, renew or remove a venv's install guard (see _read/packaging/guard_state.py for where it lives).
 
 Private to the gpuops.cuda_venv collection: not a public API.
 
@@ -29,7 +29,7 @@ from ansible_collections.gpuops.cuda_venv.plugins.module_utils._decide.findings 
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._decide.guard import constraints_text, guard_constraints, guard_facts
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._decide.guard_edits import (
     GuardEditError, activate_insertions, apply, pip_conf_insertions, undo, uv_config_insertions)
-from ansible_collections.gpuops.cuda_venv.plugins.module_utils._read.guard_state import (
+from ansible_collections.gpuops.cuda_venv.plugins.module_utils._read.packaging.guard_state import (
     CONSTRAINTS_NAME, MANIFEST_NAME, PIP_CONF, existing_activate_scripts, guard_dir_of, read_guard, read_text, uv_config_path)
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._read.venv_layout import state_dir_of
 

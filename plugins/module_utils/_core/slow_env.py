@@ -5,7 +5,7 @@
 
 Private to the gpuops.cuda_venv collection: not a public API.
 
-Read by ``_read/job_env.py`` (where a venv's jobs get them) and judged by ``_decide/performance.py``.
+Read by ``_read/host/job_env.py`` (where a venv's jobs get them) and judged by ``_decide/performance.py``.
 """
 
 from __future__ import annotations

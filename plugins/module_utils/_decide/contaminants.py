@@ -44,8 +44,8 @@ from typing import Dict, List, Optional, Set, Tuple
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._core import cuda_knowledge as cuda
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._core.names import canonical_name, is_loadable, is_shared_object
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._decide.history import asked_by_name
-from ansible_collections.gpuops.cuda_venv.plugins.module_utils._read.distributions import label_key
-from ansible_collections.gpuops.cuda_venv.plugins.module_utils._read.requirements import (
+from ansible_collections.gpuops.cuda_venv.plugins.module_utils._read.packaging.distributions import label_key
+from ansible_collections.gpuops.cuda_venv.plugins.module_utils._read.packaging.requirements import (
     closure, marker_env_fallback, node_label, version_satisfies)
 
 OTHER_MAJOR = "other_major"

@@ -26,7 +26,7 @@ from ansible_collections.gpuops.cuda_venv.plugins.module_utils._decide import fi
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._decide.findings import Finding
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._decide.history import (
     UNKNOWN, asked_by_name, history_of, requested_means, transaction_of)
-from ansible_collections.gpuops.cuda_venv.plugins.module_utils._read.requirements import closure, marker_env_fallback, version_order
+from ansible_collections.gpuops.cuda_venv.plugins.module_utils._read.packaging.requirements import closure, marker_env_fallback, version_order
 
 _EXAMPLES = 4
 _CANDIDATES = 8  # names asked of the wheel sources, at most

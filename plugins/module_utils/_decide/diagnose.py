@@ -22,9 +22,9 @@ from ansible_collections.gpuops.cuda_venv.plugins.module_utils._decide.contamina
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._decide.findings import Finding
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._decide.guard import guard_findings
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._decide.performance import performance_findings
-from ansible_collections.gpuops.cuda_venv.plugins.module_utils._read.gpu import (
+from ansible_collections.gpuops.cuda_venv.plugins.module_utils._read.host.gpu import (
     COMPATIBLE, MINOR_BEHIND, GpuError, driver_compatibility, minimum_driver_for)
-from ansible_collections.gpuops.cuda_venv.plugins.module_utils._read.requirements import version_satisfies
+from ansible_collections.gpuops.cuda_venv.plugins.module_utils._read.packaging.requirements import version_satisfies
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._decide.scope import cuda_scope, inert_paths, only_inert
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._core.names import is_loadable, is_shared_object
 

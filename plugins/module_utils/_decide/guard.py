@@ -61,7 +61,7 @@ def constraints_text(root: str, constraints: Sequence[str]) -> str:
 
 
 def guard_problems(state, obs) -> List[str]:
-    """Why the guard found (``state``: _read/guard_state.GuardState) no longer holds: installs made round it,
+    """Why the guard found (``state``: _read/packaging/guard_state.GuardState) no longer holds: installs made round it,
     a constraints file or an edit of a user's file changed or removed by hand. Empty when it holds (or is absent)."""
     if state is None:
         return []

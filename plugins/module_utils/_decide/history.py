@@ -5,7 +5,7 @@
 
 Private to the gpuops.cuda_venv collection: not a public API.
 
-Pure: a function of the distributions and the span each install wrote (``_read/install_times.py``). The rule
+Pure: a function of the distributions and the span each install wrote (``_read/packaging/install_times.py``). The rule
 (docs/FINDINGS.md, CONTAMINATION_SOURCE), on the spans sorted by their start:
 - a run writes without a pause: where nothing was written for longer than ``IDLE``, a new stretch of writing
   starts (a person's next command, a script's next step after a resolve);
@@ -25,7 +25,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import List, Optional
 
-from ansible_collections.gpuops.cuda_venv.plugins.module_utils._read.install_times import iso_time
+from ansible_collections.gpuops.cuda_venv.plugins.module_utils._read.packaging.install_times import iso_time
 
 IDLE = 1.0  # seconds with nothing written that end a stretch of writing (a run); measured: docs/FINDINGS.md
 HANDOVER = 0.05  # seconds at least between two installers' runs: the next one starts a process and resolves first

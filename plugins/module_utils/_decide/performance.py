@@ -5,7 +5,7 @@
 
 Private to the gpuops.cuda_venv collection: not a public API.
 
-Pure: judges ``obs.performance`` (``_read/performance_state.py``) and ``obs.gpu``. The kernel rule
+Pure: judges ``obs.performance`` (``_read/host/performance_state.py``) and ``obs.gpu``. The kernel rule
 (docs/FINDINGS.md, KERNELS_MISSING): machine code (SASS) for sm_XY runs on a GPU of compute capability X.Z with Z >= Y (same major); PTX
 for compute_XY is compiled by the driver at first load for any GPU of capability >= X.Y. Arch-specific builds
 (sm_90a) run only on their exact architecture, but which flag bit marks them is not established: they are judged
@@ -20,7 +20,7 @@ from typing import List, Optional, Sequence, Tuple
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._core.slow_env import slow_variable
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._decide import findings as F
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._decide.findings import Finding
-from ansible_collections.gpuops.cuda_venv.plugins.module_utils._read.fatbin import arch_name
+from ansible_collections.gpuops.cuda_venv.plugins.module_utils._read.binaries.fatbin import arch_name
 
 SASS = "sass"
 PTX = "ptx"

@@ -29,7 +29,7 @@ from ansible_collections.gpuops.cuda_venv.plugins.module_utils._decide.contamina
     Evidence, belonging, extra_askers, identical_everywhere, still_asked)
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._core.errors import CudaVenvError
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._core.names import canonical_name, is_loadable
-from ansible_collections.gpuops.cuda_venv.plugins.module_utils._read.distributions import Distribution, label_key
+from ansible_collections.gpuops.cuda_venv.plugins.module_utils._read.packaging.distributions import Distribution, label_key
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._decide.scope import cuda_scope, inert_paths, only_inert
 
 PRUNE_MODES = ("cuda", "none", "all")

@@ -25,7 +25,7 @@ from typing import Dict, Iterable, Set
 
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._core import cuda_knowledge as cuda
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._core.names import is_loadable
-from ansible_collections.gpuops.cuda_venv.plugins.module_utils._read.distributions import label_key
+from ansible_collections.gpuops.cuda_venv.plugins.module_utils._read.packaging.distributions import label_key
 
 
 def cuda_scope(obs) -> Dict[str, str]:

@@ -15,7 +15,7 @@ from ansible_collections.gpuops.cuda_venv.plugins.module_utils._decide.performan
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._options import WHEEL_SOURCES, shared
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._read.observe import FactsOptions
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._read.probe import library_path_problems
-from ansible_collections.gpuops.cuda_venv.plugins.module_utils._read.wheel_sources import WheelSources, WheelSourcesError
+from ansible_collections.gpuops.cuda_venv.plugins.module_utils._read.packaging.wheel_sources import WheelSources, WheelSourcesError
 
 # probe_timeout: the repair's is longer (_entry/repair_entry.py): it also bounds probe_command, a check of the user's own.
 FACTS_PROBE_TIMEOUT = 120

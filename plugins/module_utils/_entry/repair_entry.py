@@ -28,10 +28,10 @@ from ansible_collections.gpuops.cuda_venv.plugins.module_utils._install.install_
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._install.installers import (
     BACKEND_KINDS, WheelSources, recorded_installer, select_backend)
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._options import WHEEL_SOURCES, shared
-from ansible_collections.gpuops.cuda_venv.plugins.module_utils._read.guard_state import UV_CONFIG_KINDS
+from ansible_collections.gpuops.cuda_venv.plugins.module_utils._read.packaging.guard_state import UV_CONFIG_KINDS
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._read.observe import FactsOptions
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._read.probe import library_path_problems
-from ansible_collections.gpuops.cuda_venv.plugins.module_utils._read.requirements import parse_requirement
+from ansible_collections.gpuops.cuda_venv.plugins.module_utils._read.packaging.requirements import parse_requirement
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._read.venv_layout import read_layout
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._verify.benchmark import BenchmarkRequest
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._verify.side_by_side import SWAP_MIN_RATIO

@@ -41,7 +41,7 @@ from ansible_collections.gpuops.cuda_venv.plugins.module_utils._core.errors impo
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._core.names import DISTRIBUTION_NAME, canonical_name
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._core.redact import redact, redact_result
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._core.runner import C_LOCALE, CommandResult, Runner
-from ansible_collections.gpuops.cuda_venv.plugins.module_utils._read.wheel_sources import WheelSources, as_strings
+from ansible_collections.gpuops.cuda_venv.plugins.module_utils._read.packaging.wheel_sources import WheelSources, as_strings
 
 BACKEND_KINDS = ("auto", "pip", "uv")
 

@@ -6,7 +6,7 @@
 Private to the gpuops.cuda_venv collection: not a public API.
 
 The install guard (install_guard.py) has each wheel of the plan as a file; here every shared object inside a wheel
-of ``packages`` is read as the facts read an installed one (``_read/fatbin.py``: the ``.nv_fatbin`` headers only),
+of ``packages`` is read as the facts read an installed one (``_read/binaries/fatbin.py``: the ``.nv_fatbin`` headers only),
 straight from the zip member, and judged by the facts' own rule (``_decide/performance.kernel_verdict``) for each of
 ``gpu_archs``, or else each GPU NVML reports. torch 2.14.1+cu130 declared on a V100 (compute capability 7.0) is
 refused: its libraries carry no sm_70 and no PTX (docs/FINDINGS.md, KERNELS_MISSING).
@@ -25,9 +25,9 @@ from typing import Callable, Dict, List, Optional, Sequence, Tuple
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._core.names import canonical_name, is_shared_object
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._decide import findings as F
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._decide.performance import NONE, archs_text, kernel_verdict
-from ansible_collections.gpuops.cuda_venv.plugins.module_utils._read.elf import ElfError
-from ansible_collections.gpuops.cuda_venv.plugins.module_utils._read.fatbin import Kernels, kernels_of
-from ansible_collections.gpuops.cuda_venv.plugins.module_utils._read.gpu import gpu_facts
+from ansible_collections.gpuops.cuda_venv.plugins.module_utils._read.binaries.elf import ElfError
+from ansible_collections.gpuops.cuda_venv.plugins.module_utils._read.binaries.fatbin import Kernels, kernels_of
+from ansible_collections.gpuops.cuda_venv.plugins.module_utils._read.host.gpu import gpu_facts
 
 _CHUNK = 1 << 20
 

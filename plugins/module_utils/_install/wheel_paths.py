@@ -21,8 +21,8 @@ from typing import List, Optional, Sequence, Tuple
 
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._core.errors import CudaVenvError
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._core.names import canonical_name, is_shared_object
-from ansible_collections.gpuops.cuda_venv.plugins.module_utils._read.preflight import local_path
-from ansible_collections.gpuops.cuda_venv.plugins.module_utils._read.distributions import (
+from ansible_collections.gpuops.cuda_venv.plugins.module_utils._core.venv_paths import local_path
+from ansible_collections.gpuops.cuda_venv.plugins.module_utils._read.packaging.distributions import (
     METADATA_LIMIT, RECORD_LIMIT, parse_metadata, parse_record)
 
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._core.packaging_lib import (

@@ -24,28 +24,29 @@ from typing import Dict, List, Optional, Tuple
 
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._core import cuda_knowledge as cuda
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._core.names import is_shared_object
-from ansible_collections.gpuops.cuda_venv.plugins.module_utils._read.distributions import (
+from ansible_collections.gpuops.cuda_venv.plugins.module_utils._read.packaging.distributions import (
     Distribution, entry_location, locate_entries, read_distributions)
-from ansible_collections.gpuops.cuda_venv.plugins.module_utils._read.elf import ElfError, ElfInfo, read_elf
-from ansible_collections.gpuops.cuda_venv.plugins.module_utils._read.gpu import gpu_facts
-from ansible_collections.gpuops.cuda_venv.plugins.module_utils._read.guard_state import GuardState, read_guard
-from ansible_collections.gpuops.cuda_venv.plugins.module_utils._read.install_times import InstallStamp, read_stamps
-from ansible_collections.gpuops.cuda_venv.plugins.module_utils._read.performance_state import PerformanceReading, read_performance
-from ansible_collections.gpuops.cuda_venv.plugins.module_utils._read.loader import (
+from ansible_collections.gpuops.cuda_venv.plugins.module_utils._read.binaries.elf import ElfError, ElfInfo, read_elf
+from ansible_collections.gpuops.cuda_venv.plugins.module_utils._read.host.gpu import gpu_facts
+from ansible_collections.gpuops.cuda_venv.plugins.module_utils._read.packaging.guard_state import GuardState, read_guard
+from ansible_collections.gpuops.cuda_venv.plugins.module_utils._read.packaging.install_times import InstallStamp, read_stamps
+from ansible_collections.gpuops.cuda_venv.plugins.module_utils._read.host.performance_state import PerformanceReading, read_performance
+from ansible_collections.gpuops.cuda_venv.plugins.module_utils._read.binaries.loader import (
     LoaderConfig, LoadResult, Resolution, build_config, simulate_load)
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._read.read_index import DirectReader, ReadIndex, load_index
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._read.probe import (
     InterpreterInfo, ProbeResult, probe_import, query_interpreter)
-from ansible_collections.gpuops.cuda_venv.plugins.module_utils._read.record_check import (
+from ansible_collections.gpuops.cuda_venv.plugins.module_utils._read.packaging.record_check import (
     Conflict, FileState, check_all, file_digest, find_conflicts, listed_paths)
-from ansible_collections.gpuops.cuda_venv.plugins.module_utils._read.requirements import (
+from ansible_collections.gpuops.cuda_venv.plugins.module_utils._read.packaging.requirements import (
     RequirementEdge, closure, marker_env_fallback, pinned_edges)
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._core.runner import Runner, clean_env
-from ansible_collections.gpuops.cuda_venv.plugins.module_utils._read.runtime_routes import resolve_others
-from ansible_collections.gpuops.cuda_venv.plugins.module_utils._read.scripts import ScriptCheck, check_scripts
-from ansible_collections.gpuops.cuda_venv.plugins.module_utils._read.shadowing import Shadowed, find_shadowed
-from ansible_collections.gpuops.cuda_venv.plugins.module_utils._read.venv_layout import VenvLayout, read_layout, real_path
-from ansible_collections.gpuops.cuda_venv.plugins.module_utils._read.wheel_sources import SourceReading, WheelSources
+from ansible_collections.gpuops.cuda_venv.plugins.module_utils._read.binaries.runtime_routes import resolve_others
+from ansible_collections.gpuops.cuda_venv.plugins.module_utils._read.packaging.scripts import ScriptCheck, check_scripts
+from ansible_collections.gpuops.cuda_venv.plugins.module_utils._read.binaries.shadowing import Shadowed, find_shadowed
+from ansible_collections.gpuops.cuda_venv.plugins.module_utils._core.venv_paths import real_path
+from ansible_collections.gpuops.cuda_venv.plugins.module_utils._read.venv_layout import VenvLayout, read_layout
+from ansible_collections.gpuops.cuda_venv.plugins.module_utils._read.packaging.wheel_sources import SourceReading, WheelSources
 
 
 @dataclass(frozen=True)
@@ -64,7 +65,7 @@ class FactsOptions:
     probe_loader_only: bool = False  # the repair's light test: the probe loads the anchor's compiled parts only
     judged_as: Optional[str] = None  # the root the venv is judged at when not its own: a swap's copy, the live venv's
     wheel_sources: WheelSources = WheelSources()  # read only for a residue's source versions (CONTAMINATION_SOURCE)
-    performance: bool = False  # read what can make it slow (_read/performance_state.py): the facts module's
+    performance: bool = False  # read what can make it slow (_read/host/performance_state.py): the facts module's
     gpu_archs: Tuple[str, ...] = ()  # compute capabilities ("9.0") the kernels are judged for instead of NVML's
     read_index: bool = False  # reuse and keep what was read from each ELF file (_read/read_index.py): the facts module's
     declared: Tuple[Tuple[str, str], ...] = ()  # the repair's declared state as its installer resolved it, when its
@@ -109,9 +110,9 @@ class Observations:
     shadowed: Dict[str, Shadowed] = field(default_factory=dict)  # sonames the venv has that LD_LIBRARY_PATH takes over
     digests: Dict[tuple, str] = field(default_factory=dict, repr=False)  # (path, algorithm) -> hashed
     static_conflicts: Optional[List[Conflict]] = field(default=None, repr=False)  # before the probe's say
-    guard: Optional[GuardState] = None  # the install guard as found (_read/guard_state.py)
+    guard: Optional[GuardState] = None  # the install guard as found (_read/packaging/guard_state.py)
     stamps: Dict[str, InstallStamp] = field(default_factory=dict)  # dist_info -> when it was installed
-    # what the configured wheel sources offer of the residue's candidates (_read/wheel_sources.py); None: not read
+    # what the configured wheel sources offer of the residue's candidates (_read/packaging/wheel_sources.py); None: not read
     source_reading: Optional[SourceReading] = None
     performance: Optional[PerformanceReading] = None  # options.performance: kernels, jobs' environment, processes
     read_index: Optional[ReadIndex] = field(default=None, repr=False)  # options.read_index: what it reused and read

@@ -17,9 +17,9 @@ import glob
 import os
 from dataclasses import dataclass, field
 from typing import Callable, List, Optional, Sequence, Tuple
-from urllib.parse import unquote, urlsplit
 
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._core.redact import redact
+from ansible_collections.gpuops.cuda_venv.plugins.module_utils._core.venv_paths import local_path
 
 # Beside bin/python in the tools venv: the requirements it holds, one per line.
 TOOLS_MARKER = "gpuops-cuda-venv-requirements.txt"
@@ -41,16 +41,6 @@ class Preflight:
         return {"venv": self.venv, "venv_has_pip": self.venv_has_pip, "missing_wheelhouses": self.missing_wheelhouses,
                 "silent_sources": self.silent_sources, "tools_marker": self.tools_marker,
                 "tools_installed": self.tools_installed}
-
-
-def local_path(link: str) -> Optional[str]:
-    """A find-links entry as a local path (a plain path or a file:// URL), or None when it is a remote URL."""
-    if "://" not in link:
-        return link
-    parts = urlsplit(link)
-    if parts.scheme != "file" or parts.netloc not in ("", "localhost"):
-        return None
-    return unquote(parts.path)
 
 
 def url_sources(find_links: Sequence[str], index_url: Optional[str], extra_index_urls: Sequence[str]) -> List[str]:

@@ -32,8 +32,8 @@ from typing import Optional, Sequence, Union
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._core.errors import CudaVenvError
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._core.names import SHARED_OBJECT_NAME
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._core.runner import REPORT_PRELUDE, Runner, clean_env, marker_report
-from ansible_collections.gpuops.cuda_venv.plugins.module_utils._read.loader import split_ld_library_path
-from ansible_collections.gpuops.cuda_venv.plugins.module_utils._read.requirements import marker_environment
+from ansible_collections.gpuops.cuda_venv.plugins.module_utils._read.binaries.loader import split_ld_library_path
+from ansible_collections.gpuops.cuda_venv.plugins.module_utils._read.packaging.requirements import marker_environment
 
 MARKER = "CUDA_VENV_PROBE "
 

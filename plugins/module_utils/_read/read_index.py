@@ -27,10 +27,10 @@ import time
 from typing import Callable, Dict, Optional
 
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._core.collection import VERSION
-from ansible_collections.gpuops.cuda_venv.plugins.module_utils._read.distributions import (
+from ansible_collections.gpuops.cuda_venv.plugins.module_utils._read.packaging.distributions import (
     DIST_INFO_FILES, Distribution, RecordEntry, read_dist_info)
-from ansible_collections.gpuops.cuda_venv.plugins.module_utils._read.elf import ElfInfo, read_elf
-from ansible_collections.gpuops.cuda_venv.plugins.module_utils._read.fatbin import Kernels, read_kernels
+from ansible_collections.gpuops.cuda_venv.plugins.module_utils._read.binaries.elf import ElfInfo, read_elf
+from ansible_collections.gpuops.cuda_venv.plugins.module_utils._read.binaries.fatbin import Kernels, read_kernels
 
 INDEX_NAME = "read-index.json"
 # 1: racy from the second the index was written; 2: from the second its run began; 3: dist-info folders too, and each

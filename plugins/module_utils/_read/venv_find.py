@@ -32,7 +32,7 @@ from typing import Dict, Iterable, List, Optional, Sequence, Set, Tuple
 
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._core.cuda_knowledge import cuda_major, local_cuda_version
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._core.names import canonical_name
-from ansible_collections.gpuops.cuda_venv.plugins.module_utils._read.install_times import iso_time
+from ansible_collections.gpuops.cuda_venv.plugins.module_utils._read.packaging.install_times import iso_time
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._read.venv_layout import (
     VenvError, previous_generations, read_layout, repair_state_of, swap_dir_of, swap_dir_venv)
 

@@ -1,7 +1,8 @@
 # -*- coding: utf-8 -*-
 # Copyright: (c) 2026, gpuops.cuda_venv contributors
 # GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
-"""The shape of plugins/: imports point down (core, read, decide, install, act and verify, entry), no cycle, no private reach.
+"""The shape of plugins/: imports point down (core, read, decide, install, act and verify, entry), no cycle, no private reach;
+inside ``_read/``, each wing (binaries, packaging, host) takes only ``_core`` and its own files, bar the named exceptions.
 
 The graph is read from the source with ast, every internal import resolved to the file it names.
 """
@@ -26,6 +27,19 @@ MAY_IMPORT = {
     "_act": {"_core", "_read", "_decide", "_install", "_verify", "_act"},
     "_verify": {"_core", "_read", "_verify"},
     "_entry": {"_core", "_read", "_decide", "_install", "_verify", "_act", "_entry"},
+}
+
+# The wings of _read: each a folder about one kind of thing on disk. The files at _read's top (observe, probe, read_index,
+# venv_layout, venv_find, preflight) gather from the wings; a wing never imports the top or another wing, except:
+WINGS = ("binaries", "packaging", "host")
+WING_EXCEPTIONS = {
+    # the kernels of the venv's extension modules, read for the performance findings
+    ("host.performance_state", "binaries.elf"),
+    ("host.performance_state", "binaries.fatbin"),
+    # processes that run from the swap's copy count as the venv's own
+    ("host.performance_state", "venv_layout"),
+    # a distribution that requires the anchor imports it first: the closure says which
+    ("binaries.runtime_routes", "packaging.requirements"),
 }
 
 
@@ -93,6 +107,31 @@ def test_module_utils_imports_point_down():
     wrong = sorted({(m, t) for m, edges in GRAPH.items() for t, _names in edges
                     if _group(m) and _group(t) and _group(t) not in MAY_IMPORT[_group(m)]})
     assert wrong == []
+
+
+def _in_read(module):
+    """``module`` below _read (``host.gpu``, ``observe``), or None."""
+    prefix = PACKAGE + "plugins.module_utils._read."
+    return module[len(prefix):] if module.startswith(prefix) else None
+
+
+def _wing(module):
+    inner = _in_read(module)
+    return inner.split(".")[0] if inner and inner.split(".")[0] in WINGS else None
+
+
+def test_read_has_the_three_wings_and_each_is_a_package_with_an_empty_init():
+    for wing in WINGS:
+        init = os.path.join(PLUGINS, "module_utils", "_read", wing, "__init__.py")
+        assert os.path.getsize(init) == 0, init
+    assert sorted({_wing(m) for m in SOURCES if _wing(m)}) == sorted(WINGS)
+
+
+def test_a_wing_imports_only_core_and_its_own_files():
+    wrong = sorted({(_in_read(m), _in_read(t)) for m, edges in GRAPH.items() if _wing(m) for t, _names in edges
+                    if _in_read(t) is not None and _wing(t) != _wing(m)})
+    assert sorted(set(wrong) - WING_EXCEPTIONS) == []
+    assert sorted(WING_EXCEPTIONS - set(wrong)) == []  # an exception no longer needed is taken off the list
 
 
 def test_module_utils_never_imports_a_plugin_face():

@@ -29,14 +29,14 @@ import re
 
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._read import observe
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._core.names import canonical_name
-from ansible_collections.gpuops.cuda_venv.plugins.module_utils._read.distributions import Distribution, RecordEntry
-from ansible_collections.gpuops.cuda_venv.plugins.module_utils._read.elf import EM_X86_64, ET_DYN, ElfInfo
-from ansible_collections.gpuops.cuda_venv.plugins.module_utils._read.loader import (
+from ansible_collections.gpuops.cuda_venv.plugins.module_utils._read.packaging.distributions import Distribution, RecordEntry
+from ansible_collections.gpuops.cuda_venv.plugins.module_utils._read.binaries.elf import EM_X86_64, ET_DYN, ElfInfo
+from ansible_collections.gpuops.cuda_venv.plugins.module_utils._read.binaries.loader import (
     VIA_MISSING, VIA_RPATH, LoadedObject, LoaderConfig, LoadResult, Resolution)
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._read.observe import FactsOptions, Observations, SharedObject
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._read.probe import InterpreterInfo, ProbeResult
-from ansible_collections.gpuops.cuda_venv.plugins.module_utils._read.record_check import Conflict, FileState
-from ansible_collections.gpuops.cuda_venv.plugins.module_utils._read.requirements import closure
+from ansible_collections.gpuops.cuda_venv.plugins.module_utils._read.packaging.record_check import Conflict, FileState
+from ansible_collections.gpuops.cuda_venv.plugins.module_utils._read.packaging.requirements import closure
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._read.venv_layout import VenvLayout
 
 ROOT = "/venvs/train"

@@ -13,7 +13,7 @@ from ansible_collections.gpuops.cuda_venv.plugins.module_utils._entry.benchmark_
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._entry.facts_entry import facts_arguments
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._entry.repair_entry import repair_arguments
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._install.installers import BACKEND_KINDS
-from ansible_collections.gpuops.cuda_venv.plugins.module_utils._read.record_check import MODES
+from ansible_collections.gpuops.cuda_venv.plugins.module_utils._read.packaging.record_check import MODES
 
 FACTS = facts_arguments()["argument_spec"]
 REPAIR = repair_arguments()["argument_spec"]

@@ -17,9 +17,9 @@ from ansible_collections.gpuops.cuda_venv.plugins.module_utils._act.facts import
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._core.runner import SubprocessRunner
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._decide.diagnose import diagnose
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._decide.facts_report import report
-from ansible_collections.gpuops.cuda_venv.plugins.module_utils._read.install_times import InstallStamp
+from ansible_collections.gpuops.cuda_venv.plugins.module_utils._read.packaging.install_times import InstallStamp
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._read.observe import FactsOptions
-from ansible_collections.gpuops.cuda_venv.plugins.module_utils._read.wheel_sources import WheelSources
+from ansible_collections.gpuops.cuda_venv.plugins.module_utils._read.packaging.wheel_sources import WheelSources
 from ansible_collections.gpuops.cuda_venv.tests.support.dist_helpers import make_dist, make_wheel
 from ansible_collections.gpuops.cuda_venv.tests.support.elf_helpers import build_so, requires_gcc
 from ansible_collections.gpuops.cuda_venv.tests.support.fatbin_helpers import SASS, build_fatbin_so, fatbin_bytes

@@ -9,7 +9,7 @@ import dataclasses
 import os
 
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._act.outcome import diff_side, file_state, inventory, recheck_touched
-from ansible_collections.gpuops.cuda_venv.plugins.module_utils._read.distributions import read_distributions
+from ansible_collections.gpuops.cuda_venv.plugins.module_utils._read.packaging.distributions import read_distributions
 from ansible_collections.gpuops.cuda_venv.tests.support.dist_helpers import make_dist
 from ansible_collections.gpuops.cuda_venv.tests.unit.plugins.module_utils import observations as O
 

@@ -13,8 +13,8 @@ from ansible_collections.gpuops.cuda_venv.plugins.module_utils._decide.contamina
     Evidence, belonging, identical_everywhere)
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._decide.diagnose import diagnose
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._decide.plan import DesiredState, make_plan
-from ansible_collections.gpuops.cuda_venv.plugins.module_utils._read.distributions import RecordEntry
-from ansible_collections.gpuops.cuda_venv.plugins.module_utils._read.record_check import Conflict
+from ansible_collections.gpuops.cuda_venv.plugins.module_utils._read.packaging.distributions import RecordEntry
+from ansible_collections.gpuops.cuda_venv.plugins.module_utils._read.packaging.record_check import Conflict
 from ansible_collections.gpuops.cuda_venv.tests.unit.plugins.module_utils import observations as O
 from ansible_collections.gpuops.cuda_venv.tests.unit.plugins.module_utils.observations import (
     build, dist, elf, pyc, same)

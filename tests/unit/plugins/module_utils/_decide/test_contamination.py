@@ -9,8 +9,8 @@ from dataclasses import replace
 
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._decide.contamination import (
     contaminants, contamination_source, residue_candidates, with_source_versions)
-from ansible_collections.gpuops.cuda_venv.plugins.module_utils._read.install_times import InstallStamp
-from ansible_collections.gpuops.cuda_venv.plugins.module_utils._read.wheel_sources import Offer, SourceReading
+from ansible_collections.gpuops.cuda_venv.plugins.module_utils._read.packaging.install_times import InstallStamp
+from ansible_collections.gpuops.cuda_venv.plugins.module_utils._read.packaging.wheel_sources import Offer, SourceReading
 from ansible_collections.gpuops.cuda_venv.tests.unit.plugins.module_utils import observations as O
 from ansible_collections.gpuops.cuda_venv.tests.unit.plugins.module_utils.observations import dist
 

@@ -12,8 +12,8 @@ import pytest
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._decide.diagnose import diagnose
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._decide.findings import is_healthy
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._decide.plan import DesiredState, make_plan
-from ansible_collections.gpuops.cuda_venv.plugins.module_utils._read.scripts import ScriptCheck
-from ansible_collections.gpuops.cuda_venv.plugins.module_utils._read.shadowing import Shadowed
+from ansible_collections.gpuops.cuda_venv.plugins.module_utils._read.packaging.scripts import ScriptCheck
+from ansible_collections.gpuops.cuda_venv.plugins.module_utils._read.binaries.shadowing import Shadowed
 from ansible_collections.gpuops.cuda_venv.tests.unit.plugins.module_utils import observations as O
 from ansible_collections.gpuops.cuda_venv.tests.unit.plugins.module_utils.observations import (
     ALL, CU12_LABELS, GUTTED_ERROR, ROOT, TORCH_CUDA, bad, build, dist, elf, found, unresolved)

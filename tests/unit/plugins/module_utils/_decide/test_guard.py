@@ -9,7 +9,7 @@ from ansible_collections.gpuops.cuda_venv.plugins.module_utils._decide.diagnose 
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._decide.guard import (
     constraints_text, guard_constraints, guard_facts, guard_findings)
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._decide.guard_edits import activate_insertions, apply
-from ansible_collections.gpuops.cuda_venv.plugins.module_utils._read.guard_state import GuardState
+from ansible_collections.gpuops.cuda_venv.plugins.module_utils._read.packaging.guard_state import GuardState
 from ansible_collections.gpuops.cuda_venv.tests.unit.plugins.module_utils import observations as O
 
 CU12 = ("torch==2.9.1", "nvidia-cublas-cu12==12.8.4.1", "nvidia-cuda-runtime-cu12==12.8.90",

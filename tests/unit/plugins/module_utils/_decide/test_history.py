@@ -9,7 +9,7 @@ from dataclasses import replace
 
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._decide.history import (
     HANDOVER, IDLE, OVERLAP, asked_by_name, requested_means, transactions)
-from ansible_collections.gpuops.cuda_venv.plugins.module_utils._read.install_times import InstallStamp, iso_time
+from ansible_collections.gpuops.cuda_venv.plugins.module_utils._read.packaging.install_times import InstallStamp, iso_time
 from ansible_collections.gpuops.cuda_venv.tests.unit.plugins.module_utils.observations import dist
 
 T = 1780000000.125

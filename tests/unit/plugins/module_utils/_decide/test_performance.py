@@ -16,10 +16,10 @@ from ansible_collections.gpuops.cuda_venv.plugins.module_utils._decide import fi
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._decide.diagnose import diagnose
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._decide.performance import (
     NONE, PTX, SASS, compute_capability_problems, kernel_verdict, performance_facts, performance_findings)
-from ansible_collections.gpuops.cuda_venv.plugins.module_utils._read.fatbin import Kernels
-from ansible_collections.gpuops.cuda_venv.plugins.module_utils._read.job_env import EnvSetting
-from ansible_collections.gpuops.cuda_venv.plugins.module_utils._read.performance_state import Extension, PerformanceReading
-from ansible_collections.gpuops.cuda_venv.plugins.module_utils._read.venv_processes import DELETED, PREVIOUS, VenvProcess
+from ansible_collections.gpuops.cuda_venv.plugins.module_utils._read.binaries.fatbin import Kernels
+from ansible_collections.gpuops.cuda_venv.plugins.module_utils._read.host.job_env import EnvSetting
+from ansible_collections.gpuops.cuda_venv.plugins.module_utils._read.host.performance_state import Extension, PerformanceReading
+from ansible_collections.gpuops.cuda_venv.plugins.module_utils._read.host.venv_processes import DELETED, PREVIOUS, VenvProcess
 from ansible_collections.gpuops.cuda_venv.tests.unit.plugins.module_utils import observations as O
 
 TORCH_CUDA = O.sp("torch/lib/libtorch_cuda.so")

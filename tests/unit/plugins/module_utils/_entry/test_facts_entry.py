@@ -10,7 +10,7 @@ import pytest
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._core.errors import CudaVenvError
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._entry.facts_entry import facts_arguments, facts_options
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._read.observe import FactsOptions
-from ansible_collections.gpuops.cuda_venv.plugins.module_utils._read.wheel_sources import WheelSources
+from ansible_collections.gpuops.cuda_venv.plugins.module_utils._read.packaging.wheel_sources import WheelSources
 
 PARAMS = dict(path="/v", anchor="jax", probe=False, probe_timeout=30.0, verify="hash", ld_library_path=["/usr/local/cuda/lib64"],
               gpu=False, find_links=["/wh"], index_url=None, extra_index_urls=[], no_index=True, gpu_archs=["8.0", "12.1"],

@@ -13,7 +13,7 @@ import pytest
 
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._decide import findings as F
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._install.wheel_kernels import kernel_refusals, wheel_kernels
-from ansible_collections.gpuops.cuda_venv.plugins.module_utils._read.fatbin import read_kernels
+from ansible_collections.gpuops.cuda_venv.plugins.module_utils._read.binaries.fatbin import read_kernels
 from ansible_collections.gpuops.cuda_venv.tests.support.elf_helpers import build_so, requires_gcc
 from ansible_collections.gpuops.cuda_venv.tests.support.fatbin_helpers import (
     OBJCOPY, PTX, SASS, add_fatbin_section, build_fatbin_so, fatbin_bytes)

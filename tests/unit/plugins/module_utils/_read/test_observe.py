@@ -13,9 +13,10 @@ import os
 import pytest
 
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._core.runner import SubprocessRunner
-from ansible_collections.gpuops.cuda_venv.plugins.module_utils._read.loader import build_config
+from ansible_collections.gpuops.cuda_venv.plugins.module_utils._read.binaries.loader import build_config
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._read.read_index import load_index
-from ansible_collections.gpuops.cuda_venv.plugins.module_utils._read.venv_layout import VenvError, read_layout
+from ansible_collections.gpuops.cuda_venv.plugins.module_utils._core.venv_paths import VenvError
+from ansible_collections.gpuops.cuda_venv.plugins.module_utils._read.venv_layout import read_layout
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._read import observe as observe_module
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._read.observe import (
     FactsOptions, _entry_points, import_name, observe, torch_preload)

@@ -14,9 +14,9 @@ import time
 import pytest
 
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._core.collection import VERSION
-from ansible_collections.gpuops.cuda_venv.plugins.module_utils._read.distributions import read_dist_info, read_distributions
-from ansible_collections.gpuops.cuda_venv.plugins.module_utils._read.elf import ElfError, read_elf
-from ansible_collections.gpuops.cuda_venv.plugins.module_utils._read.fatbin import read_kernels
+from ansible_collections.gpuops.cuda_venv.plugins.module_utils._read.packaging.distributions import read_dist_info, read_distributions
+from ansible_collections.gpuops.cuda_venv.plugins.module_utils._read.binaries.elf import ElfError, read_elf
+from ansible_collections.gpuops.cuda_venv.plugins.module_utils._read.binaries.fatbin import read_kernels
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._read.read_index import index_path, load_index
 from ansible_collections.gpuops.cuda_venv.tests.support.dist_helpers import make_dist
 from ansible_collections.gpuops.cuda_venv.tests.support.elf_helpers import build_so, requires_gcc

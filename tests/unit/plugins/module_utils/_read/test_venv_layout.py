@@ -1,7 +1,7 @@
 # -*- coding: utf-8 -*-
 # Copyright: (c) 2026, gpuops.cuda_venv contributors
 # GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
-"""Tests for venv_layout: pyvenv.cfg, site-packages discovery, path confinement."""
+"""Tests for venv_layout: pyvenv.cfg, site-packages discovery, the state and swap folders."""
 
 from __future__ import annotations
 
@@ -12,8 +12,8 @@ import sys
 
 import pytest
 
-from ansible_collections.gpuops.cuda_venv.plugins.module_utils._read.venv_layout import (
-    VenvError, VenvLayout, confine, read_layout, real_path, state_dir_of, swap_dir_of)
+from ansible_collections.gpuops.cuda_venv.plugins.module_utils._core.venv_paths import VenvError
+from ansible_collections.gpuops.cuda_venv.plugins.module_utils._read.venv_layout import VenvLayout, read_layout, state_dir_of, swap_dir_of
 
 VENV_CFG = "home = /usr/bin\ninclude-system-site-packages = false\nversion = 3.12.1\nexecutable = /usr/bin/python3.12\n"
 
@@ -104,55 +104,6 @@ def test_read_layout_real_venv(tmp_path):
     assert layout.include_system_site_packages is False
     assert layout.site_packages == (os.path.join(root, "lib", short, "site-packages"),)
     assert os.access(layout.python, os.X_OK)
-
-
-@pytest.fixture
-def jail(tmp_path):
-    root = str(tmp_path / "venv")
-    outside = str(tmp_path / "outside")
-    os.makedirs(root + "/lib/site")
-    os.makedirs(outside)
-    os.symlink(outside, root + "/lib/site/evil")
-    os.symlink(root + "/lib", root + "/inner")
-    os.symlink(outside + "/f", root + "/lib/link-out")
-    return root
-
-
-@pytest.mark.parametrize("path, expected", [
-    ("lib/site/a.py", "{r}/lib/site/a.py"),
-    ("{r}/lib/site/../../bin/x", "{r}/bin/x"),
-    ("lib/site/../../../etc/passwd", None),
-    ("/etc/passwd", None),
-    ("{r}", None),
-    ("{r}-other/x", None),
-    ("lib/site/evil/x.so", None),
-    ("lib/site/evil/../ok.py", None),  # the kernel (and pip, and uv) follow evil before ..: outside
-    ("inner/site/a.py", "{r}/inner/site/a.py"),
-    ("lib/link-out", "{r}/lib/link-out"),
-])
-def test_confine(jail, path, expected):
-    assert confine(path.format(r=jail), jail) == (expected.format(r=jail) if expected else None)
-
-
-def test_confine_root_behind_symlink(tmp_path, jail):
-    link = str(tmp_path / "link")
-    os.symlink(jail, link)
-    assert confine(link + "/lib/site/a.py", link) == link + "/lib/site/a.py"
-    assert confine(link + "/lib/site/evil/a.py", link) is None
-
-
-def test_real_path_agrees_with_realpath_and_resolves_each_folder_once(tmp_path):
-    (tmp_path / "a" / "b").mkdir(parents=True)
-    (tmp_path / "a" / "b" / "f").write_text("x")
-    (tmp_path / "elsewhere").mkdir()
-    os.symlink(str(tmp_path / "elsewhere"), str(tmp_path / "a" / "link"))
-    os.symlink("b/f", str(tmp_path / "a" / "file-link"))
-    os.symlink("loop", str(tmp_path / "a" / "loop"))
-    cache = {}
-    paths = [str(tmp_path / p) for p in ("a/b/f", "a/b/absent", "a/link/x", "a/file-link", "a/loop", "a/b/../link/y",
-                                         "a/./b/f", "a/b/")]
-    assert [real_path(p, cache) for p in paths] == [os.path.realpath(p) for p in paths]
-    assert cache[str(tmp_path / "a" / "b")] == os.path.realpath(str(tmp_path / "a" / "b"))
 
 
 def test_state_dir_lives_in_the_venv():
