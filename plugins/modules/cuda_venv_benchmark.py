@@ -80,7 +80,7 @@ options:
         Required with O(command)."
     type: str
   command_timeout:
-    description: Seconds the command may take.
+    description: Seconds the command may take, per run.
     type: float
     default: 600
   baseline:
@@ -99,7 +99,7 @@ options:
     type: float
     default: 0.95
   repeats:
-    description: Runs of each measurement (the built-in ones and O(command)); their median is compared.
+    description: Runs of each measurement (the built-in ones and O(command)); each metric's median is compared.
     type: int
     default: 3
   noise:
@@ -115,7 +115,7 @@ options:
     type: bool
     default: false
   timeout:
-    description: Seconds the built-in measurements may take.
+    description: Seconds the built-in measurements may take, per run.
     type: float
     default: 600
 notes:

@@ -221,7 +221,7 @@ options:
     type: dict
     suboptions:
       matmul_size:
-        description: Side n of the square bf16 matrices.
+        description: Side n of the square bf16 matrices; each multiply counts 2 n^3 operations.
         type: int
         default: 8192
       matmul_iterations:
@@ -246,13 +246,19 @@ options:
         default: 0
       command:
         description:
-          - A workload of your own as an argv list (absolute paths, no shell), for example a short training step run
-            by C(PATH/bin/python); it runs with or without a GPU.
+          - A workload of your own (for example a short training step) as an argv list, no shell, with absolute
+            paths such as C(/opt/venvs/train/bin/python). It runs after the built-in measurements (with or without a
+            GPU), from an empty directory with a clean environment; its throughput is read from its output with
+            O(benchmark.command_regex).
         type: list
         elements: str
         default: []
       command_regex:
-        description: Regex whose last match in the command's output captures its throughput. Required with O(benchmark.command).
+        description:
+          - Regular expression (Python syntax) whose last match in the command's output (stdout then stderr, last 4000
+            characters) captures the throughput, in its only group or a group named C(value).
+          - "For example, the regex 'throughput: ([0-9.]+) samples/s' reads 1234.5 from 'throughput: 1234.5 samples/s'.
+            Required with O(benchmark.command)."
         type: str
       command_timeout:
         description: Seconds the command may take, per run.
@@ -260,19 +266,21 @@ options:
         default: 600
       min_ratio:
         description:
-          - The copy is kept out when a metric is below this fraction of the live venv's and below the noise band. The
-            default keeps out any drop beyond the band.
+          - The copy is kept out when a metric's median is below this fraction of the live venv's and below the noise
+            band. The default keeps out any drop beyond the band.
         type: float
         default: 1.0
       repeats:
-        description: Runs of each measurement on each side; the medians are compared.
+        description:
+          - Runs of each measurement (the built-in ones and O(benchmark.command)); each metric's median is compared.
         type: int
         default: 3
       noise:
         description:
-          - The narrowest noise band, a fraction (0.02 is 2%, the run-to-run variation measured on an H200); the band
-            is widened to 4 times the ratio's relative standard deviation that both sides' repeats give, as
-            M(gpuops.cuda_venv.cuda_venv_benchmark) judges.
+          - The narrowest noise band, a fraction - 0.02 is 2%, the run-to-run variation measured on an H200 for the
+            matmul and for a training step's tokens/s. The band is widened to 4 times the ratio's relative standard
+            deviation that both sides' repeats give (on an H200, two back-to-back sets of three matmul runs of an
+            unchanged venv had medians 5.9% apart, a band of about 7.6% there).
         type: float
         default: 0.02
       timeout:
