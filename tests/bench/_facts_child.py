@@ -17,7 +17,7 @@ import sys
 import time
 
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._act.facts import keep_read_index
-from ansible_collections.gpuops.cuda_venv.plugins.module_utils._decide.contamination import contamination_source
+from ansible_collections.gpuops.cuda_venv.plugins.module_utils._decide.contamination_source import contamination_source
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._decide.diagnose import diagnose
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._decide.facts_report import report
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._decide.history import history_of

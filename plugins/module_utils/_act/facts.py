@@ -18,7 +18,7 @@ from dataclasses import replace
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._act.venv_lock import ensure_state_dir
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._core.durable import replace_file
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._core.runner import Runner
-from ansible_collections.gpuops.cuda_venv.plugins.module_utils._decide.contamination import residue_candidates, with_source_versions
+from ansible_collections.gpuops.cuda_venv.plugins.module_utils._decide.contamination_source import residue_candidates, with_source_versions
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._decide.diagnose import diagnose
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._decide.facts_report import report
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._read.observe import FactsOptions, observe

@@ -17,7 +17,7 @@ from typing import Dict, List, Optional
 
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._core import cuda_knowledge as cuda
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._decide import findings as F
-from ansible_collections.gpuops.cuda_venv.plugins.module_utils._decide.contamination import contamination_source
+from ansible_collections.gpuops.cuda_venv.plugins.module_utils._decide.contamination_source import contamination_source
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._decide.contaminants import belonging, identical_everywhere
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._decide.findings import Finding
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._decide.guard import guard_findings

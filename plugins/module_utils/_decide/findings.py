@@ -43,7 +43,7 @@ SCRIPT_INTERPRETER_MISSING = "SCRIPT_INTERPRETER_MISSING"
 SONAME_SHADOWED = "SONAME_SHADOWED"
 # The install guard (_decide/guard.py) no longer matches the venv or its own files.
 GUARD_STALE = "GUARD_STALE"
-# Where contaminants came from: the install history (_decide/history.py, _decide/contamination.py).
+# Where contaminants came from: the install history (_decide/history.py, _decide/contamination_source.py).
 CONTAMINATION_SOURCE = "CONTAMINATION_SOURCE"
 # Codes of a repair refused before any change (install_guard): what the plan would install, not what is installed.
 INSTALL_WOULD_OVERWRITE = "INSTALL_WOULD_OVERWRITE"

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from ansible_collections.gpuops.cuda_venv.plugins.module_utils._decide.contamination import (
+from ansible_collections.gpuops.cuda_venv.plugins.module_utils._decide.contamination_source import (
     contaminants, contamination_source, residue_candidates, with_source_versions)
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._read.packaging.install_times import InstallStamp
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._read.packaging.wheel_sources import Offer, SourceReading
