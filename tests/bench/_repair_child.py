@@ -15,7 +15,8 @@ import sys
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._install.installers import WheelSources, select_backend
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._read.observe import FactsOptions
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._decide.plan import DesiredState
-from ansible_collections.gpuops.cuda_venv.plugins.module_utils._act.repair import RepairOptions, repair
+from ansible_collections.gpuops.cuda_venv.plugins.module_utils._act.repair import repair
+from ansible_collections.gpuops.cuda_venv.plugins.module_utils._act.run import RepairOptions
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._core.runner import SubprocessRunner
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._read.venv_layout import read_layout
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._entry.repair_entry import repair_arguments

@@ -32,6 +32,7 @@ from ansible_collections.gpuops.cuda_venv.plugins.module_utils._core.errors impo
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._decide.contaminants import belonging
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._install.wheel_fetch import resolve, resolve_closure
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._read.packaging.requirements import pinned_edges
+from ansible_collections.gpuops.cuda_venv.plugins.module_utils._read.observe import Observations
 
 
 @dataclass(frozen=True)
@@ -51,19 +52,20 @@ class Declared:
         return found
 
 
-def with_declared(run, obs) -> Tuple[object, Optional[Declared]]:
-    """(``obs`` judged against the declared state, the resolution) when one is needed (see the module's doc);
-    (``obs``, None) otherwise. Sets ``run.options.facts.declared``; starts the installer only when needed."""
+def with_declared(run, obs: Observations) -> Tuple[object, object, Optional[Declared]]:
+    """(the run with the declared pins in its facts options, ``obs`` judged against the declared state, the
+    resolution) when one is needed (see the module's doc); (``run``, ``obs``, None) otherwise. Starts the installer
+    only when needed."""
     if obs.options.declared:
-        return obs, None
+        return run, obs, None
     packages = list(run.options.desired.packages) if another_anchor(obs) else []
     declared, judged = None, obs
     if packages:
         declared = _resolve(run, obs, packages)
-        judged = _judged(run, obs, declared)
+        judged = _judged(obs, declared)
     replacements = _replacements(judged)
     if not replacements:
-        return judged, declared
+        return _pinned(run, declared), judged, declared
     base = packages or _installed_anchor(obs)
     try:
         declared = _resolve(run, obs, base + replacements)
@@ -76,30 +78,31 @@ def with_declared(run, obs) -> Tuple[object, Optional[Declared]]:
             except CudaVenvError as exc:
                 refused.append("%s (%s)" % (replacement, str(exc).rsplit(": ", 1)[-1].strip()))
         if not kept:
-            return judged, declared and dataclasses.replace(declared, note=_left_out(refused))
+            declared = declared and dataclasses.replace(declared, note=_left_out(refused))
+            return _pinned(run, declared), judged, declared
         declared = dataclasses.replace(declared, note=_left_out(refused))
-    return _judged(run, obs, declared), declared
+    return _pinned(run, declared), _judged(obs, declared), declared
 
 
 def _left_out(refused) -> str:
     return "replacements the installer cannot resolve with the rest, left out: %s" % "; ".join(refused) if refused else ""
 
 
-def another_anchor(obs) -> bool:
+def another_anchor(obs: Observations) -> bool:
     """True when a declared requirement of the anchor is not met by the installed anchor."""
     anchor = [e for e in obs.requirements if e.name == obs.options.anchor and not e.required_by]
     return any(edge.installed is not None and not edge.satisfied for edge in anchor)
 
 
-def _replacements(obs) -> List[str]:
+def _replacements(obs: Observations) -> List[str]:
     return sorted(c.replacement for c in belonging(obs).contaminants.values() if c.held_by and c.replacement)
 
 
-def _installed_anchor(obs) -> List[str]:
+def _installed_anchor(obs: Observations) -> List[str]:
     return ["%s==%s" % (d.name, d.version) for d in obs.distributions if d.key == obs.options.anchor][:1]
 
 
-def _resolve(run, obs, request: List[str]) -> Declared:
+def _resolve(run, obs: Observations, request: List[str]) -> Declared:
     backend = run.backend
     if backend is None:
         raise CudaVenvError("no installer can resolve the declared state (%s)" % ", ".join(request))
@@ -112,7 +115,14 @@ def _resolve(run, obs, request: List[str]) -> Declared:
                                                  for name, version in closure)), backend.name)
 
 
-def _judged(run, obs, declared: Declared):
-    run.options = dataclasses.replace(run.options, facts=dataclasses.replace(run.options.facts, declared=declared.pins))
+def _judged(obs: Observations, declared: Declared):
     return dataclasses.replace(obs, options=dataclasses.replace(obs.options, declared=declared.pins),
                                requirements=pinned_edges(declared.pins, obs.distributions))
+
+
+def _pinned(run, declared: Optional[Declared]):
+    """``run`` with the declared pins in its facts options: every observation of the run is judged against them."""
+    if declared is None:
+        return run
+    return dataclasses.replace(run, options=dataclasses.replace(
+        run.options, facts=dataclasses.replace(run.options.facts, declared=declared.pins)))

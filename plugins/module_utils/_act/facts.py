@@ -21,7 +21,7 @@ from ansible_collections.gpuops.cuda_venv.plugins.module_utils._core.runner impo
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._decide.contamination_source import residue_candidates, with_source_versions
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._decide.diagnose import diagnose
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._decide.facts_report import report
-from ansible_collections.gpuops.cuda_venv.plugins.module_utils._read.observe import FactsOptions, observe
+from ansible_collections.gpuops.cuda_venv.plugins.module_utils._read.observe import FactsOptions, Observations, observe
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._read.read_index import index_path
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._read.packaging.wheel_sources import read_offers
 
@@ -35,7 +35,7 @@ def gather_facts(options: FactsOptions, runner: Runner, keep_index: bool = True)
     return facts_of(obs)
 
 
-def keep_read_index(obs) -> None:
+def keep_read_index(obs: Observations) -> None:
     """Write the observation's read index into the venv's state folder; a failure (a read-only venv) is a note.
     An index that did not change is not written again. Only the venv's owner creates its state folder: root diagnosing
     a user's venv must not leave a folder there that the user's own repair cannot write."""
@@ -53,7 +53,7 @@ def keep_read_index(obs) -> None:
         index.note = "not kept in %s: %s" % (index_path(obs.layout.state_dir), exc.strerror or exc)
 
 
-def facts_of(obs) -> dict:
+def facts_of(obs: Observations) -> dict:
     """Diagnose and report one observation (the facts module's, or the repair's check with ``facts``). The wheel
     sources are read only when they are given and a CONTAMINATION_SOURCE holds residue, and only for its candidates."""
     findings = diagnose(obs)

@@ -22,7 +22,7 @@ from ansible_collections.gpuops.cuda_venv.plugins.module_utils._core.runner impo
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._decide.diagnose import diagnose
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._decide.findings import ERROR
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._read.binaries.loader import LoaderConfig
-from ansible_collections.gpuops.cuda_venv.plugins.module_utils._read.observe import import_name, observe, probe_venv
+from ansible_collections.gpuops.cuda_venv.plugins.module_utils._read.observe import Observations, import_name, observe, probe_venv
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._read.probe import run_check
 
 # The probes' bytecode cache when the venv has none of its own (see probe_pycache); removed when the run ends.
@@ -39,7 +39,7 @@ class Health:
     light: bool = False  # judged by the light loader test (no probe_command): see judged
 
 
-def health(obs, options, runner: Runner, run_check_command: bool = True) -> Health:
+def health(obs: Observations, options, runner: Runner, run_check_command: bool = True) -> Health:
     """``obs``'s health: its error findings, its import probe, and (when asked) the user's probe_command."""
     findings = diagnose(obs)
     errors = frozenset((f.code, f.subject) for f in findings if f.severity == ERROR)
@@ -75,7 +75,7 @@ def with_light_test(probed, light: bool):
     return current, light
 
 
-def probe_pycache(obs, state_dir: str) -> Optional[str]:
+def probe_pycache(obs: Observations, state_dir: str) -> Optional[str]:
     """Where the probes keep their bytecode: None when the anchor's package already has some (pip compiles at
     install; the probes read it and write none, ``-B``), else a folder in the state dir (uv does not compile by
     default: only the first probe compiles, and the venv's sources get no ``__pycache__``)."""

@@ -16,6 +16,7 @@ from ansible_collections.gpuops.cuda_venv.plugins.module_utils._decide.diagnose 
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._decide.findings import ERROR, Finding, is_healthy, summarize
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._decide.plan import Plan
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._read.packaging.record_check import check_all
+from ansible_collections.gpuops.cuda_venv.plugins.module_utils._read.observe import Observations
 
 
 _NAMED = 4  # error findings a failure message names
@@ -38,12 +39,12 @@ def still_unhealthy(findings, changed: bool) -> Optional[str]:
     return "the venv is unhealthy and nothing the repair may do answers it: %s%s" % (named, more)
 
 
-def inventory(obs) -> Dict[str, str]:
+def inventory(obs: Observations) -> Dict[str, str]:
     """name -> version, as installed."""
     return dict(sorted((d.key, d.version) for d in obs.distributions))
 
 
-def file_state(obs) -> Dict[str, dict]:
+def file_state(obs: Observations) -> Dict[str, dict]:
     """Per damaged distribution: its missing/modified counts; plus the conflicting paths."""
     state = {}
     for dist in obs.distributions:
@@ -53,33 +54,34 @@ def file_state(obs) -> Dict[str, dict]:
     return {"damaged": state, "conflicts": sorted(c.path for c in obs.conflicts)}
 
 
-def result(options, before, after, plan: Plan, run, recovered, changed=None, failed=False, probe_obs=None,
-           verified=None, findings=None) -> dict:
-    """The module's result of a run (``run``: what it executed and touched, its backend) that found ``before`` and
-    left ``after``. ``findings``: the diagnosis of ``probe_obs`` (else ``after``) when the caller has it already."""
+def result(run, after, plan: Plan, changed=None, failed=False, probe_obs=None, verified=None, findings=None) -> dict:
+    """The module's result of ``run`` (batches.Run: what it asked, the venv it found, what it executed and touched,
+    its backend) that left ``after``. ``findings``: the diagnosis of ``probe_obs`` (else ``after``) when the caller
+    has it already."""
     if findings is None:
         findings = diagnose(probe_obs if probe_obs is not None else after)
-    inv_before, inv_after = inventory(before), inventory(after)
-    files_before, files_after = file_state(before), file_state(after)
+    progress = run.progress
+    inv_before, inv_after = inventory(run.before), inventory(after)
+    files_before, files_after = file_state(run.before), file_state(after)
     if changed is None:
         changed = inv_before != inv_after or files_before != files_after
     found = {
         "changed": bool(changed),
         "plan": plan.as_dict(),
-        "batches": run.executed,
-        "recovered": recovered,
+        "batches": progress.executed,
+        "recovered": run.recovered,
         "healthy": is_healthy(findings),
         "findings": [f.as_dict() for f in findings],
         "summary": summarize(findings),
-        "backend": run.backend_name,
-        "verified": {} if failed else verified if verified is not None else recheck_touched(after, run.touched),
+        "backend": run.installer.name,
+        "verified": {} if failed else verified if verified is not None else recheck_touched(after, progress.touched),
     }
-    if options.diff:
+    if run.options.diff:
         found["diff"] = {"before": diff_side(inv_before, files_before), "after": diff_side(inv_after, files_after)}
     return found
 
 
-def recheck_touched(obs, touched) -> dict:
+def recheck_touched(obs: Observations, touched) -> dict:
     """sha256 of every file of every reinstalled or installed distribution against its RECORD (the result's
     ``verified``; not the ``verify`` option, which says how the facts check RECORD)."""
     dists = [dist for dist in obs.distributions if dist.key in touched]

@@ -15,53 +15,31 @@ import dataclasses
 import os
 import shutil
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass
-from typing import Callable, Optional, Sequence, Tuple
+from typing import Callable, Sequence
 
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._act import outcome, swap_run
-from ansible_collections.gpuops.cuda_venv.plugins.module_utils._act.batches import Run, guarded, run_rounds
+from ansible_collections.gpuops.cuda_venv.plugins.module_utils._act.batches import guard, guarded, run_rounds
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._act.declared import with_declared
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._act.facts import facts_of
-from ansible_collections.gpuops.cuda_venv.plugins.module_utils._act.venv_guard import (
-    GuardOptions, lift_uv_config, put_back_uv_config, settle_guard, with_guard)
+from ansible_collections.gpuops.cuda_venv.plugins.module_utils._act.venv_guard import lift_uv_config, put_back_uv_config, settle_guard, with_guard
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._act.health import PYCACHE_DIR, Pending, baseline, probe_pycache
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._act.journal import Journal
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._act.outcome import RepairFailed, diff_side, file_state, inventory
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._act.recovery import JournaledBatch, recover
-from ansible_collections.gpuops.cuda_venv.plugins.module_utils._act.swap import IN_PLACE, SWAP, pending_swap, recover_swap
+from ansible_collections.gpuops.cuda_venv.plugins.module_utils._act.run import Installer, RepairOptions, Run
+from ansible_collections.gpuops.cuda_venv.plugins.module_utils._act.swap import SWAP, pending_swap, recover_swap
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._act.venv_lock import VenvLock
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._core.errors import CudaVenvError
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._core.runner import Runner
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._decide.diagnose import diagnose
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._decide.findings import is_healthy, summarize
-from ansible_collections.gpuops.cuda_venv.plugins.module_utils._decide.plan import DesiredState, make_plan, predicted_inventory
-from ansible_collections.gpuops.cuda_venv.plugins.module_utils._install.install_guard import InstallCheck
+from ansible_collections.gpuops.cuda_venv.plugins.module_utils._decide.plan import Completion, Plan, complete_plan, make_plan, predicted_inventory
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._install.installers import Backend
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._read.observe import FactsOptions, loader_config, observe, without_probe
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._decide.performance import restart_needed
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._read.host.venv_processes import venv_processes
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._read.observe import Observations
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._read.venv_layout import VenvLayout
-from ansible_collections.gpuops.cuda_venv.plugins.module_utils._verify.benchmark import BenchmarkRequest
-
-
-@dataclass(frozen=True)
-class RepairOptions:
-    facts: FactsOptions
-    desired: DesiredState
-    probe: bool = True
-    probe_command: Tuple[str, ...] = ()
-    batch: Optional[int] = None
-    lock_timeout: float = 0.0
-    check_mode: bool = False
-    diff: bool = False
-    install_check: Optional[InstallCheck] = None  # every wheel's paths checked before anything is installed
-    strategy: str = IN_PLACE  # auto | swap | in_place (the module's default is auto; see swap_run.py)
-    keep_previous: int = 1
-    swap_back: bool = False
-    guard: GuardOptions = GuardOptions()  # the venv's install guard, settled when the venv ends healthy (_act/venv_guard.py)
-    report_facts: bool = False  # check mode: also the facts (import probe, GPU) from the observation that plans
-    verify_before_swap: Optional[BenchmarkRequest] = None  # a swap's copy benchmarked against the live venv (swap_run.py)
 
 
 def repair(options: RepairOptions, venv: VenvLayout, make_backend: Callable[[Observations], Backend], runner: Runner,
@@ -76,19 +54,17 @@ def repair(options: RepairOptions, venv: VenvLayout, make_backend: Callable[[Obs
         seen = observe(dataclasses.replace(static, probe=options.probe, gpu=True, performance=True) if options.report_facts
                        else static, runner, layout=venv)
         obs = _planned_from(seen)
-        run = Run(options, make_backend, runner, tuple(secrets), observed=obs)
-        obs, declared = with_declared(run, obs)
-        result = _check_result(run.options, obs, venv, run)
+        run = Run(options, runner, tuple(secrets), Installer(lambda: make_backend(obs)), venv, before=obs)
+        run, obs, declared = with_declared(run, obs)
+        result = _check_result(run, obs)
         if declared is not None:
             result["declared"] = declared.as_dict()
         if options.report_facts:
             result["ansible_facts"] = {"cuda_venv": facts_of(seen)}
         return result
-    run = Run(options, make_backend, runner, tuple(secrets))
     with VenvLock(venv.root, timeout=options.lock_timeout) as lock:
-        run.lock_fd = lock.fileno()
         try:
-            result = _converge(run, venv, static)
+            result = _converge(options, venv, static, make_backend, runner, tuple(secrets), lock.fileno())
         finally:
             shutil.rmtree(os.path.join(venv.state_dir, PYCACHE_DIR), ignore_errors=True)
     # Processes that still run the files this run replaced (or that an earlier one did): what a role restarts.
@@ -96,23 +72,25 @@ def repair(options: RepairOptions, venv: VenvLayout, make_backend: Callable[[Obs
     return result
 
 
-def _converge(run, venv: VenvLayout, static: FactsOptions) -> dict:
+def _converge(options: RepairOptions, venv: VenvLayout, static: FactsOptions, make_backend, runner: Runner, secrets,
+              lock_fd: int) -> dict:
     """Under the lock: recover, plan, run the batches (re-planning up to batches.MAX_ROUNDS times), report."""
-    runner, root, state_dir = run.runner, venv.root, venv.state_dir
-    recovered = recover(root, state_dir) or recover_swap(root, venv.swap_dir, run.options.keep_previous)
+    recovered = recover(venv.root, venv.state_dir) or recover_swap(venv.root, venv.swap_dir, options.keep_previous)
     loader = loader_config(runner, static.ld_library_path)  # the node's loader does not change during a run
-    run.loader = loader
     before = observe(static, runner, loader, layout=None if recovered else venv)  # a recovery may have put back another tree
-    pycache = probe_pycache(before, state_dir)
+    pycache = probe_pycache(before, venv.state_dir)
     if pycache:
-        run.options = dataclasses.replace(run.options, facts=dataclasses.replace(run.options.facts, pycache=pycache))
+        options = dataclasses.replace(options, facts=dataclasses.replace(options.facts, pycache=pycache))
         before = dataclasses.replace(before, options=dataclasses.replace(before.options, pycache=pycache))
-    run.observed = before
-    if run.options.swap_back:
-        return swap_run.swap_back_result(run, root, static, before, recovered)
-    before, declared = with_declared(run, before)
+    found = before
+    run = Run(options, runner, secrets, Installer(lambda: make_backend(found), lock_fd), venv, before=before,
+              recovered=recovered, loader=loader)
+    if options.swap_back:
+        return swap_run.swap_back_result(run, static)
+    run, before, declared = with_declared(run, before)
+    run = dataclasses.replace(run, before=before)
     try:
-        result = _plan_and_run(run, root, state_dir, before, recovered)
+        result = _plan_and_run(run)
     except RepairFailed as exc:
         if declared is not None:
             exc.result = dict(exc.result, declared=declared.as_dict())
@@ -120,14 +98,15 @@ def _converge(run, venv: VenvLayout, static: FactsOptions) -> dict:
     return result if declared is None else dict(result, declared=declared.as_dict())
 
 
-def _plan_and_run(run, root, state_dir, before, recovered) -> dict:
-    options = run.options
+def _plan_and_run(run: Run) -> dict:
+    options, before, root = run.options, run.before, run.layout.root
     findings = diagnose(before)
-    plan = guarded(run, before, make_plan(before, findings, options.desired), state_dir,
-                   lambda checked: outcome.result(options, before, before, checked, run, recovered))
+    raw = make_plan(before, findings, options.desired)
+    completion = guard(run, before, raw, lambda checked: outcome.result(run, before, checked))
+    plan = complete_plan(raw, completion)
     if plan.empty:
         change, before = settle_guard(options, before, root, root, findings)
-        result = outcome.result(options, before, before, plan, run, recovered, changed=bool(recovered) or change.changed)
+        result = outcome.result(run, before, plan, changed=bool(run.recovered) or change.changed)
         result.update(strategy=None, strategy_reason="nothing to repair")
         result = with_guard(result, change, before, options.diff)
         unhealthy = outcome.still_unhealthy(findings, changed=False)
@@ -136,26 +115,29 @@ def _plan_and_run(run, root, state_dir, before, recovered) -> dict:
         return result
     lifted = lift_uv_config(root)  # the repair's own uv runs are not held by its guard
     try:
-        return _run_plan(run, root, state_dir, before, plan, recovered)
+        return _run_plan(run, raw, completion)
     except BaseException:
         put_back_uv_config(lifted)
         raise
 
 
-def _run_plan(run, root, state_dir, before, plan, recovered) -> dict:
-    options, runner = run.options, run.runner
+def _run_plan(run: Run, raw: Plan, completion: Completion) -> dict:
+    """``raw``: make_plan's plan; ``completion``: the guard's, applied here for the live venv (a swap applies it
+    for its copy)."""
+    plan = complete_plan(raw, completion)
+    options, runner, before, root, state_dir = run.options, run.runner, run.before, run.layout.root, run.layout.state_dir
     if run.backend is None:  # resolve the installer before any batch: an unusable one changes nothing
-        raise RepairFailed("no installer backend", outcome.result(options, before, before, plan, run, recovered))
+        raise RepairFailed("no installer backend", outcome.result(run, before, plan))
     if options.batch and options.batch > len(plan.batches):
         raise RepairFailed("batch %d does not exist: the plan has %d batch(es)" % (
-            options.batch, len(plan.batches)), outcome.result(options, before, before, plan, run, recovered))
+            options.batch, len(plan.batches)), outcome.result(run, before, plan))
     try:
         strategy = swap_run.decide(options, before, plan, root)
     except CudaVenvError as exc:
-        raise RepairFailed(str(exc), dict(outcome.result(options, before, before, plan, run, recovered), strategy=None,
+        raise RepairFailed(str(exc), dict(outcome.result(run, before, plan), strategy=None,
                                           strategy_reason=str(exc))) from None
     if strategy.used == SWAP:
-        return swap_run.converge_on_copy(run, root, state_dir, before, plan, recovered, strategy)
+        return swap_run.converge_on_copy(run, raw, completion, strategy)
     journal = Journal(state_dir)
     with ThreadPoolExecutor(max_workers=1) as background:
         # The baseline test runs while the first batch's snapshot is taken: the venv is unchanged until it applies.
@@ -163,21 +145,22 @@ def _run_plan(run, root, state_dir, before, plan, recovered) -> dict:
 
         def begin(batch):
             return JournaledBatch.begin(root, state_dir, journal, batch.number, actions=[a.as_dict() for a in batch.actions])
-        current, plan_seen = run_rounds(run, begin, plan, pending, before, recovered, state_dir, journal)
+        current, plan_seen = run_rounds(run, begin, plan, pending, journal)
     journal.append("done")
     journal.reset()
     after = without_probe(current)  # nothing changed since the last batch's observation
     change, current = settle_guard(options, current, root, root, diagnose(current))
     after = dataclasses.replace(after, guard=current.guard)
-    result = outcome.result(options, before, after, plan_seen, run, recovered, probe_obs=current)
+    result = outcome.result(run, after, plan_seen, probe_obs=current)
     result.update(strategy=strategy.used, strategy_reason=strategy.reason)
     if options.verify_before_swap is not None:
         result["swap_benchmark"] = {"status": "skipped", "kept_live": False, "summary": "the repair ran in place (%s): no copy "
                                     "to benchmark against the live venv" % strategy.reason}
     with_guard(result, change, current, options.diff)
-    if run.unfixable:
-        result["plan"]["unfixable"] = list(result["plan"]["unfixable"]) + run.unfixable
-        raise RepairFailed("; ".join(run.unfixable) + ("" if options.batch else "; the other batches ran"), result)
+    unfixable = run.progress.unfixable
+    if unfixable:
+        result["plan"]["unfixable"] = list(result["plan"]["unfixable"]) + unfixable
+        raise RepairFailed("; ".join(unfixable) + ("" if options.batch else "; the other batches ran"), result)
     unhealthy = None if options.batch else outcome.still_unhealthy(result["findings"], changed=True)
     if unhealthy:  # in place, every batch passed its test and stays: the venv is no worse than the baseline test says
         raise RepairFailed(unhealthy + "; the batches ran in place and passed their tests", result)
@@ -195,10 +178,11 @@ def _planned_from(obs: Observations) -> Observations:
     return dataclasses.replace(plain, options=_static_options(plain.options), gpu=None)
 
 
-def _check_result(options, obs, venv: VenvLayout, run) -> dict:
+def _check_result(run: Run, obs: Observations) -> dict:
+    options, venv = run.options, run.layout
     root = venv.root
     findings = diagnose(obs)
-    plan = guarded(run, obs, make_plan(obs, findings, options.desired), venv.state_dir,
+    plan = guarded(run, obs, make_plan(obs, findings, options.desired),
                    lambda checked: {"changed": False, "plan": checked.as_dict(), "healthy": is_healthy(findings),
                                     "findings": [f.as_dict() for f in findings], "summary": summarize(findings),
                                     "batches": [], "recovered": None})

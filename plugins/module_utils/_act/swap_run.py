@@ -24,6 +24,7 @@ from ansible_collections.gpuops.cuda_venv.plugins.module_utils._act.venv_guard i
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._act.health import PYCACHE_DIR, Pending, baseline
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._act.journal import Journal
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._act.outcome import RepairFailed, recheck_touched, still_unhealthy
+from ansible_collections.gpuops.cuda_venv.plugins.module_utils._act.run import Run
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._act.snapshot import scan_tree
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._act.swap import (
     IN_PLACE, NEXT_DIR, Strategy, SwapError, choose_strategy, dir_inode, discard, exchange, keep_generation, live_changes,
@@ -36,9 +37,9 @@ from ansible_collections.gpuops.cuda_venv.plugins.module_utils._core.errors impo
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._core.names import canonical_name
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._core.runner import Runner
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._decide.diagnose import diagnose
-from ansible_collections.gpuops.cuda_venv.plugins.module_utils._decide.plan import Plan
+from ansible_collections.gpuops.cuda_venv.plugins.module_utils._decide.plan import Completion, Plan, complete_plan
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._read.packaging.guard_state import read_guard
-from ansible_collections.gpuops.cuda_venv.plugins.module_utils._read.observe import observe, without_probe
+from ansible_collections.gpuops.cuda_venv.plugins.module_utils._read.observe import Observations, observe, without_probe
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._read.venv_layout import STATE_DIR, state_dir_of, swap_dir_of
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._verify.side_by_side import side_by_side
 
@@ -58,7 +59,7 @@ def decide(options, before, plan, root: str) -> Strategy:
     return choose_strategy(options.strategy, root, room, options.batch)
 
 
-def plan_needs(obs, plan):
+def plan_needs(obs: Observations, plan):
     """(bytes, inodes) a swap needs beyond today's venv: the copy's directories and symlinks (its files are hard
     links), and every file of each wheel the plan reinstalls, as its RECORD sizes them. A wheel that is not
     installed yet has no RECORD: its size is not known before the installer fetches it and is not counted."""
@@ -76,7 +77,7 @@ def plan_needs(obs, plan):
     return need_bytes, need_inodes
 
 
-def check_strategy(options, obs, root: str, plan) -> dict:
+def check_strategy(options, obs: Observations, root: str, plan) -> dict:
     """Check mode: the strategy a real run would use and why (it fails where the real run would)."""
     found = {"strategy": None, "strategy_reason": "nothing to repair"}
     if options.swap_back:
@@ -163,18 +164,20 @@ class _Flow:
         self.journal.reset()
 
 
-def converge_on_copy(run, root, state_dir, before, plan, recovered, strategy) -> dict:
-    """Copy, run the batches on the copy, verify it, exchange it with the venv; the module's result."""
-    flow = _Flow(run, root, state_dir)
+def converge_on_copy(run: Run, raw: Plan, completion: Completion, strategy) -> dict:
+    """Copy, run the batches on the copy, verify it, exchange it with the venv; the module's result. ``raw``:
+    make_plan's plan; ``completion``: the install guard's, applied with the copy's paths (``complete_plan``)."""
+    flow = _Flow(run, run.layout.root, run.layout.state_dir)
     try:
-        return _converge_on_copy(run, flow, before, plan, recovered, strategy)
+        return _converge_on_copy(run, flow, raw, completion, strategy)
     finally:
         shutil.rmtree(os.path.join(flow.swap_dir, PYCACHE_DIR), ignore_errors=True)
 
 
-def _converge_on_copy(run, flow, before, plan, recovered, strategy) -> dict:
-    options = run.options
-    root, state_dir = flow.root, flow.state_dir
+def _converge_on_copy(run: Run, flow, raw: Plan, completion: Completion, strategy) -> dict:
+    options, before = run.options, run.before
+    plan = complete_plan(raw, completion)  # as the live venv would run it: what a failure reports
+    root = flow.root
     live_python = run.backend.python
     # The probes' bytecode: the venv's own when it has some (the copy shares it), else a folder beside the copy
     # that the live venv's baseline test and the copy's tests share.
@@ -190,8 +193,7 @@ def _converge_on_copy(run, flow, before, plan, recovered, strategy) -> dict:
         facts=dataclasses.replace(options.facts, path=flow.copy, pycache=pycache, judged_as=root))
 
     def failed(current, message):
-        run.options = options
-        result = outcome.result(options, before, current, plan, run, recovered, failed=True)
+        result = outcome.result(run, current, plan, failed=True)
         result.update(strategy=strategy.used, strategy_reason=strategy.reason)
         return RepairFailed(message, rebase(result, flow.copy, root))
 
@@ -199,18 +201,19 @@ def _converge_on_copy(run, flow, before, plan, recovered, strategy) -> dict:
         # The baseline test (on the live venv as found) runs while the copy is made.
         # The light test of the live venv as found; its full test only if a batch's full test must be compared.
         pending = Pending(background.submit(baseline, baseline_of, live_options, run.runner, True))
-        run.live_health = _live_full_health(pending, baseline_of, live_options, run.runner)
+        on_copy = dataclasses.replace(run, options=copy_options, installer=run.installer.at(
+            os.path.join(flow.copy, os.path.relpath(live_python, root))),
+            live_health=_live_full_health(pending, baseline_of, live_options, run.runner))
         try:
             flow.start()
         except (OSError, SwapError) as exc:
             pending()
             flow.abandon("copy failed")
             raise failed(before, "cannot copy %s to %s: %s" % (root, flow.copy, getattr(exc, "strerror", None) or exc)) from exc
-        run.options = copy_options
-        run.backend.python = os.path.join(flow.copy, os.path.relpath(live_python, root))
         try:
-            current, plan_seen = run_rounds(run, lambda batch: _CopyBatch(flow, batch.number), plan_on_copy(plan, root, flow.copy),
-                                            pending, before, recovered, state_dir, flow.journal)
+            copy_plan = complete_plan(raw, dataclasses.replace(completion, copy=(root, flow.copy)))
+            current, plan_seen = run_rounds(on_copy, lambda batch: _CopyBatch(flow, batch.number), copy_plan, pending,
+                                            flow.journal)
         except RepairFailed as exc:
             _close_failed(flow, str(exc))
             exc.result = rebase(dict(exc.result, strategy=strategy.used, strategy_reason=strategy.reason), flow.copy, root)
@@ -218,12 +221,9 @@ def _converge_on_copy(run, flow, before, plan, recovered, strategy) -> dict:
         except (CudaVenvError, OSError) as exc:
             flow.abandon(str(exc))
             raise failed(before, "repair of the copy %s failed: %s; the venv was not changed" % (flow.copy, exc)) from exc
-        finally:
-            run.backend.python = live_python
-            run.options = options
     after = without_probe(current)
-    verified = recheck_touched(after, run.touched)
-    problem = _verification_problem(verified, live_changes(root, state_dir, flow.entries))
+    verified = recheck_touched(after, run.progress.touched)
+    problem = _verification_problem(verified, live_changes(root, flow.state_dir, flow.entries))
     if problem:
         flow.abandon(problem)
         raise failed(after, problem + "; the copy was discarded and the venv was not changed")
@@ -249,7 +249,7 @@ def _converge_on_copy(run, flow, before, plan, recovered, strategy) -> dict:
     kept, method = _exchange(flow, options.keep_previous)
     guard = read_guard(state_dir_of(root))
     after, current = dataclasses.replace(after, guard=guard), dataclasses.replace(current, guard=guard)
-    result = outcome.result(options, before, after, plan_seen, run, recovered, probe_obs=current, verified=verified)
+    result = outcome.result(run, after, plan_seen, probe_obs=current, verified=verified)
     result.update(strategy=strategy.used, strategy_reason=strategy.reason, previous=kept, exchange=method,
                   rewritten=flow.rewritten)
     result = rebase(with_guard(result, change, current, options.diff), flow.copy, root)
@@ -266,15 +266,6 @@ def _benchmark_copy(run, flow):
     speed = side_by_side(request, flow.root, flow.copy, rebase_argv(request.command, flow.root, flow.copy), run.runner)
     flow.journal.append("swap", step="benchmarked", status=speed["status"], kept_live=speed["kept_live"])
     return speed
-
-
-def plan_on_copy(plan: Plan, root: str, copy: str) -> Plan:
-    """``plan`` with the RECORDs its removals trim (``Action.record``) named in the copy: the live venv is never
-    written by a swap, and its RECORD rows leaving the venv are cut from the copy's RECORD only."""
-    def moved(action):
-        return dataclasses.replace(action, record=rebase(action.record, root, copy)) if action.record else action
-    return dataclasses.replace(plan, batches=tuple(
-        dataclasses.replace(batch, actions=tuple(moved(a) for a in batch.actions)) for batch in plan.batches))
 
 
 def _live_full_health(pending, before, options, runner: Runner):
@@ -337,13 +328,12 @@ def _exchange(flow, keep):
     return kept, method
 
 
-def swap_back_result(run, root, static, before, recovered) -> dict:
+def swap_back_result(run: Run, static) -> dict:
     """``swap_back``: the newest previous generation exchanged with the venv (atomically where the kernel can)."""
-    swap_dir = swap_dir_of(root)
+    root, swap_dir = run.layout.root, run.layout.swap_dir
     done = swap_back(root, swap_dir, Journal(swap_dir))
     after = observe(static, run.runner, run.loader)
-    result = outcome.result(run.options, before, after, Plan(batches=(), unfixable=()), run, recovered, changed=True,
-                            verified={})
+    result = outcome.result(run, after, Plan(batches=(), unfixable=()), changed=True, verified={})
     result.update(strategy="swap_back", strategy_reason="option swap_back", previous=done["previous"],
                   exchange=done["method"])
     return result

@@ -32,6 +32,7 @@ from ansible_collections.gpuops.cuda_venv.plugins.module_utils._decide.guard_edi
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._read.packaging.guard_state import (
     CONSTRAINTS_NAME, MANIFEST_NAME, PIP_CONF, existing_activate_scripts, guard_dir_of, read_guard, read_text, uv_config_path)
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._read.venv_layout import state_dir_of
+from ansible_collections.gpuops.cuda_venv.plugins.module_utils._read.observe import Observations
 
 MANIFEST_VERSION = 1
 NEW_FILE_MODE = 0o644
@@ -67,7 +68,7 @@ class GuardChange:
         return {"changed": sorted(p for p, (b, a) in self.files.items() if b != a), "skipped": self.skipped}
 
 
-def settle(options: GuardOptions, obs, target: str, root: str, check_mode: bool = False) -> GuardChange:
+def settle(options: GuardOptions, obs: Observations, target: str, root: str, check_mode: bool = False) -> GuardChange:
     """Make the guard of the venv ``root`` what ``options`` ask, from ``obs`` (the venv as it ends), writing into
     ``target`` (``root`` itself, or a swap's copy that becomes it): renewed when enabled, removed when not.
 
@@ -175,7 +176,7 @@ def _write(change: GuardChange, folder: str, enabled: bool) -> None:
         os.rmdir(folder)
 
 
-def settle_guard(options, obs, target: str, root: str, findings, check_mode: bool = False):
+def settle_guard(options, obs: Observations, target: str, root: str, findings, check_mode: bool = False):
     """The guard settled for the venv ``root`` as ``obs`` shows it (written into ``target``): renewed when asked
     for and the venv is healthy, removed when not asked for, left as it is on an unhealthy venv. Returns the
     change and ``obs`` with the guard as it is now."""
@@ -203,7 +204,7 @@ class GuardSkipped:
         return {"changed": [], "skipped": [self.reason]}
 
 
-def with_guard(result: dict, change, obs, diff: bool) -> dict:
+def with_guard(result: dict, change, obs: Observations, diff: bool) -> dict:
     """``result`` with the guard's part: RV(guard) (the guard ``obs`` found, and the files this run changed or, in
     check mode, would change), and those files' diffs after the inventory's."""
     result["guard"] = dict(guard_facts(obs.guard, obs), **change.as_dict())

@@ -5,8 +5,8 @@
 
 Private to the gpuops.cuda_venv collection: not a public API.
 
-Everything here is data measured on real wheels (see the project's docs/FINDINGS.md and the
-torch 2.9.1+cu128 / 2.14.1+cu130 layouts); functions are pure.
+Everything here is data measured on real wheels (docs/CUDA_NOTES.md, Wheel layouts and Loader rules; the
+findings they feed in docs/FINDINGS.md); functions are pure.
 """
 
 from __future__ import annotations

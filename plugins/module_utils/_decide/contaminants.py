@@ -47,6 +47,7 @@ from ansible_collections.gpuops.cuda_venv.plugins.module_utils._decide.history i
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._read.packaging.distributions import label_key
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._read.packaging.requirements import (
     closure, marker_env_fallback, node_label, version_satisfies)
+from ansible_collections.gpuops.cuda_venv.plugins.module_utils._read.observe import Observations
 
 OTHER_MAJOR = "other_major"
 COLLIDES = "collides"
@@ -112,7 +113,7 @@ class Belonging:
 _LAST: list = [None, None]  # (a weak reference to the last Observations judged, its Belonging)
 
 
-def belonging(obs) -> Belonging:
+def belonging(obs: Observations) -> Belonging:
     """Judge every CUDA wheel and consumer the declared closure does not require (see the module's doc). The last
     judgement is kept for the same Observations object (a diagnosis asks four times; observations are not changed
     once made, ``dataclasses.replace`` makes new ones)."""
@@ -123,7 +124,7 @@ def belonging(obs) -> Belonging:
     return judged
 
 
-def _belonging(obs) -> Belonging:
+def _belonging(obs: Observations) -> Belonging:
     anchor = obs.options.anchor
     by_key = {}
     for dist in obs.distributions:
@@ -174,7 +175,7 @@ def _belonging(obs) -> Belonging:
     return Belonging(contaminants, neighbours, choices, tuple(edges))
 
 
-def installed_edges(obs) -> list:
+def installed_edges(obs: Observations) -> list:
     """Every requirement edge between installed distributions (markers evaluated for this venv, extras as the
     requirements ask them), but those of a distribution the declared state replaces by another version (its
     installed requirements do not survive the repair). Requirements naming nothing installed are dropped before
@@ -187,7 +188,7 @@ def installed_edges(obs) -> list:
     return [e for e in closure([d.name for d in dists], dists, marker_env) if e.required_by and e.name]
 
 
-def replaced_by_declaration(obs) -> Set[str]:
+def replaced_by_declaration(obs: Observations) -> Set[str]:
     """The installed distributions the declared state (``options.declared``) pins at another version."""
     pins = dict(obs.options.declared)
     return {d.key for d in obs.distributions if d.key in pins and pins[d.key] != d.version}
@@ -208,7 +209,7 @@ def _named(requirement: str) -> str:
     return canonical_name(match.group(1)) if match else ""
 
 
-def _run_time_choices(obs, candidates, anchor_major, edges, by_key) -> Dict[str, str]:
+def _run_time_choices(obs: Observations, candidates, anchor_major, edges, by_key) -> Dict[str, str]:
     """dist_info -> why another major is no evidence against it: it carries a build for the anchor's major among
     others (``multi``), or it is the flavour of another major that such a wheel requires and picks from at run
     time."""
@@ -250,7 +251,7 @@ def _run_time_choices(obs, candidates, anchor_major, edges, by_key) -> Dict[str,
     return choices
 
 
-def _replacement(obs, dist, found, held_by, anchor_major, edges) -> str:
+def _replacement(obs: Observations, dist, found, held_by, anchor_major, edges) -> str:
     """What the installer may put in place of a held contaminant so that its holders and the stack both hold: the
     anchor's build of a wheel versioned by its CUDA major that every holder's specifier allows
     ("cuda-python>=12.0,==13.*"); with another anchor declared, the holders' requirement alone for one that requires
@@ -275,7 +276,7 @@ def _anchor_build_allowed(key: str, specifiers, anchor_major) -> bool:
                for minor in range(20) for patch in range(10))
 
 
-def _multi_text(obs, dist, majors, anchor_major) -> str:
+def _multi_text(obs: Observations, dist, majors, anchor_major) -> str:
     files = cuda.build_files([e.path for e in dist.entries], anchor_major)
     chosen = ("CUDA %d selects %s" % (anchor_major, ", ".join(os.path.basename(f) for f in files[:_EXAMPLES]))
               if files else "the build is chosen at run time")
@@ -287,7 +288,7 @@ def _majors_text(majors) -> str:
     return majors[0] if len(majors) == 1 else "%s and %s" % (", ".join(majors[:-1]), majors[-1])
 
 
-def _harmless(obs, dist, major, anchor_major, found, edges, candidates, evidence) -> Optional[str]:
+def _harmless(obs: Observations, dist, major, anchor_major, found, edges, candidates, evidence) -> Optional[str]:
     """Why a consumer of another major stays (None when it does not): another major is its only evidence and it
     requires no contaminant."""
     if any(e.kind != OTHER_MAJOR for e in found):
@@ -302,7 +303,7 @@ def _harmless(obs, dist, major, anchor_major, found, edges, candidates, evidence
             "use the GPU" % (major, anchor_major, obs.options.anchor, anchor_major, instead))
 
 
-def identical_everywhere(obs, conflict) -> bool:
+def identical_everywhere(obs: Observations, conflict) -> bool:
     """True when every owner's RECORD lists the same hash for the path (the empty nvidia/__init__.py of
     every cu12 wheel): whoever wrote it last, the bytes are the ones each owner expects."""
     digests = set()
@@ -318,7 +319,7 @@ def identical_everywhere(obs, conflict) -> bool:
     return digest is not None or conflict.path.endswith(".pyc")  # bytecode caches are regenerated
 
 
-def anchor_cuda_major(obs) -> Optional[int]:
+def anchor_cuda_major(obs: Observations) -> Optional[int]:
     """The CUDA major the venv converges to: the declared anchor's when the repair declared another one
     (``options.declared``: its local version label, +cu128 -> 12, else the major most of its CUDA wheels name),
     else the installed anchor's."""
@@ -341,15 +342,15 @@ def _version_major(key: str, version: str) -> Optional[int]:
     return int(head) if cuda.versioned_by_major(key) and head.isdigit() else None
 
 
-def _major(obs, dist) -> Optional[int]:
-    return obs.majors.get(dist.dist_info, (None, None))[0]
+def _major(obs: Observations, dist) -> Optional[int]:
+    return obs.cuda_major(dist.dist_info).major
 
 
-def _major_evidence(obs, dist) -> str:
-    return "by its %s" % obs.majors.get(dist.dist_info, (None, "name"))[1]
+def _major_evidence(obs: Observations, dist) -> str:
+    return "by its %s" % (obs.majors[dist.dist_info].evidence if dist.dist_info in obs.majors else "name")
 
 
-def _marker_env(obs) -> dict:
+def _marker_env(obs: Observations) -> dict:
     return obs.interpreter.marker_env if obs.interpreter.ok else marker_env_fallback(obs.layout.version)
 
 
@@ -364,7 +365,7 @@ def _own_requirements(candidates, edges) -> Dict[str, list]:
     return {info: own.get(dist.key, []) for info, (dist, _m, _c) in candidates.items()}
 
 
-def _judged_versions(obs, by_key) -> Dict[str, str]:
+def _judged_versions(obs: Observations, by_key) -> Dict[str, str]:
     """Installed versions, the anchor's at the version the declared packages pin (the one a repair converges to);
     every one the declared state pins when the repair resolved it (``options.declared``)."""
     versions = {key: dist.version for key, dist in by_key.items()}
@@ -376,7 +377,7 @@ def _judged_versions(obs, by_key) -> Dict[str, str]:
     return versions
 
 
-def _collisions(obs, dist, candidates) -> List[Evidence]:
+def _collisions(obs: Observations, dist, candidates) -> List[Evidence]:
     """Paths it shares with a kept distribution, with other bytes, that a process can load (identical files and
     files nothing loads harm no one)."""
     others: Dict[str, List[str]] = {}
@@ -404,7 +405,7 @@ def _requirement_conflicts(edges, versions, by_key) -> List[Evidence]:
     return found
 
 
-def _other_builds(obs, dist) -> List[Evidence]:
+def _other_builds(obs: Observations, dist) -> List[Evidence]:
     """Its own copies of libraries the anchor's import loads from another file with other bytes."""
     graph = obs.import_graph
     if graph is None:
@@ -451,7 +452,7 @@ def _propagate(candidates, requires, evidence, applications, anchor_major) -> No
                 changed = True
 
 
-def _held(obs, candidates, evidence, edges) -> Dict[str, List[str]]:
+def _held(obs: Observations, candidates, evidence, edges) -> Dict[str, List[str]]:
     """Contaminant key -> the kept distributions whose requirements name it, extras included only while a kept
     distribution asks for them (sglang's ``humming-kernels[cu13]`` holds nothing once sglang goes). What a held one
     requires is held by it in turn: removing it would break what stays."""
@@ -494,7 +495,7 @@ def still_asked(node: str, askers, kept) -> bool:
     return "[" not in node or any(kept(key) for key in askers.get(node, ()))
 
 
-def _neighbour_why(obs, dist, major, consumer, edges, versions, choice=None) -> str:
+def _neighbour_why(obs: Observations, dist, major, consumer, edges, versions, choice=None) -> str:
     what = ("a CUDA %s consumer" % major if major is not None else "a CUDA consumer") if consumer else "a CUDA %s wheel" % major
     if choice:
         what = ("a CUDA consumer" if consumer else "a CUDA wheel") + " that " + choice if choice.startswith("carries") \

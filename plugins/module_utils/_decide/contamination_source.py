@@ -27,17 +27,18 @@ from ansible_collections.gpuops.cuda_venv.plugins.module_utils._decide.findings 
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._decide.history import (
     UNKNOWN, asked_by_name, history_of, requested_means, transaction_of)
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._read.packaging.requirements import closure, marker_env_fallback, version_order
+from ansible_collections.gpuops.cuda_venv.plugins.module_utils._read.observe import Observations
 
 _EXAMPLES = 4
 _CANDIDATES = 8  # names asked of the wheel sources, at most
 
 
-def contaminants(obs) -> Dict[str, tuple]:
+def contaminants(obs: Observations) -> Dict[str, tuple]:
     """{dist_info: (dist, why)}: the distributions ``contaminants.belonging`` proves wrong for this venv."""
     return {info: (c.dist, c.why) for info, c in belonging(obs).contaminants.items()}
 
 
-def contamination_source(obs) -> List[Finding]:
+def contamination_source(obs: Observations) -> List[Finding]:
     """One CONTAMINATION_SOURCE per transaction holding contaminants."""
     history = history_of(obs)
     found = contaminants(obs)
@@ -53,7 +54,7 @@ def contamination_source(obs) -> List[Finding]:
             for number, dists in sorted(groups.items())]
 
 
-def residue_candidates(obs, findings) -> List[str]:
+def residue_candidates(obs: Observations, findings) -> List[str]:
     """The names whose other versions the wheel sources are asked about: where a CONTAMINATION_SOURCE holds residue,
     the anchor and the distributions replaced after it (at most _CANDIDATES); none without residue."""
     names = []
@@ -64,17 +65,17 @@ def residue_candidates(obs, findings) -> List[str]:
     return list(dict.fromkeys(names))[:_CANDIDATES]
 
 
-def with_source_versions(obs, findings) -> List[Finding]:
+def with_source_versions(obs: Observations, findings) -> List[Finding]:
     """``findings`` with each CONTAMINATION_SOURCE made again from ``obs``, which now holds the sources' reading."""
     fresh = {f.subject: f for f in contamination_source(obs)}
     return [fresh.get(f.subject, f) if f.code == F.CONTAMINATION_SOURCE else f for f in findings]
 
 
-def _marker_env(obs) -> dict:
+def _marker_env(obs: Observations) -> dict:
     return obs.interpreter.marker_env if obs.interpreter.ok else marker_env_fallback(obs.layout.version)
 
 
-def _finding(obs, history, transaction, dists, edges) -> Finding:
+def _finding(obs: Observations, history, transaction, dists, edges) -> Finding:
     by_key = {d.key: d for d in obs.distributions}
     when = _when(transaction)
     known = transaction.time is not None
@@ -177,7 +178,7 @@ def _can_be_root(dist, chain) -> bool:
     return asked_by_name(dist) or (bool(chain) and not cuda.is_cuda_distribution(dist.key))
 
 
-def _replaced_later(obs, history, transaction) -> List[tuple]:
+def _replaced_later(obs: Observations, history, transaction) -> List[tuple]:
     """(dist, its transaction) for the anchor's closure installed after ``transaction``."""
     if transaction.time is None:
         return []
@@ -208,7 +209,7 @@ def _written_later(later, edges) -> List[str]:
     return parts
 
 
-def _source_versions(obs, residue, by_key) -> List[tuple]:
+def _source_versions(obs: Observations, residue, by_key) -> List[tuple]:
     """(offer, its requirements naming the residue, the residue keys it reaches) for each installed distribution of
     which the wheel sources offer another version whose requirements (extras included) reach the residue: the
     version reaching most of it, then the highest."""

@@ -27,19 +27,20 @@ from ansible_collections.gpuops.cuda_venv.plugins.module_utils._read.host.gpu im
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._read.packaging.requirements import version_satisfies
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._decide.scope import cuda_scope, inert_paths, only_inert
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._core.names import is_loadable, is_shared_object
+from ansible_collections.gpuops.cuda_venv.plugins.module_utils._read.observe import Observations
 
 _EXAMPLES = 3
 _LIBRARIES = 8
 
 
-def diagnose(obs) -> List[Finding]:
+def diagnose(obs: Observations) -> List[Finding]:
     findings: List[Finding] = []
     for rule in RULES:
         findings.extend(rule(obs))
     return F.ordered(findings)
 
 
-def python_unusable(obs) -> List[Finding]:
+def python_unusable(obs: Observations) -> List[Finding]:
     if obs.interpreter.ok:
         return []
     return [Finding(F.PYTHON_UNUSABLE, F.ERROR, obs.layout.python,
@@ -49,7 +50,7 @@ def python_unusable(obs) -> List[Finding]:
                     % obs.layout.root)]
 
 
-def dist_info_invalid(obs) -> List[Finding]:
+def dist_info_invalid(obs: Observations) -> List[Finding]:
     return [Finding(F.DIST_INFO_INVALID, F.WARNING, d.label,
                     "%s: %s." % (os.path.basename(d.dist_info), "; ".join(d.problems)),
                     "Reinstall it: pip install --force-reinstall --no-deps '%s==%s'." % (d.name, d.version),
@@ -57,10 +58,10 @@ def dist_info_invalid(obs) -> List[Finding]:
             for d in obs.distributions if d.problems]
 
 
-def record_outside_venv(obs) -> List[Finding]:
+def record_outside_venv(obs: Observations) -> List[Finding]:
     by_dist: Dict[str, list] = {}
-    for dist, entry, problem in obs.unsafe_entries:
-        by_dist.setdefault(dist.label, []).append((entry, problem))
+    for unsafe in obs.unsafe_entries:
+        by_dist.setdefault(unsafe.dist.label, []).append((unsafe.path, unsafe.problem))
     return [Finding(F.RECORD_PATH_OUTSIDE_VENV, F.ERROR, label,
                     "%s lists %d path(s) outside the venv, which are never read, deleted or written: %s."
                     % (label, len(items), "; ".join(p for _e, p in items[:_EXAMPLES])),
@@ -69,7 +70,7 @@ def record_outside_venv(obs) -> List[Finding]:
             for label, items in sorted(by_dist.items())]
 
 
-def missing_files(obs) -> List[Finding]:
+def missing_files(obs: Observations) -> List[Finding]:
     findings = []
     scope, inert = cuda_scope(obs), inert_paths(obs)
     for dist in obs.distributions:
@@ -90,7 +91,7 @@ def missing_files(obs) -> List[Finding]:
     return findings
 
 
-def modified_files(obs) -> List[Finding]:
+def modified_files(obs: Observations) -> List[Finding]:
     findings = []
     scope, inert = cuda_scope(obs), inert_paths(obs)
     on_disk = {c.path: c.on_disk for c in obs.conflicts}
@@ -110,7 +111,7 @@ def modified_files(obs) -> List[Finding]:
     return findings
 
 
-def _record_finding(obs, code: str, dist, scope: Dict[str, str], inert: bool, message: str, details: dict) -> Finding:
+def _record_finding(obs: Observations, code: str, dist, scope: Dict[str, str], inert: bool, message: str, details: dict) -> Finding:
     """An error for a distribution the CUDA repair reinstalls. Outside its scope, differences no other wheel made
     change nothing for CUDA: files edited in place (a hand edit, an image's own CA bundle) are info, missing files a
     warning; the repair leaves both unless asked (revert_edits). So are differences only in shared paths nothing
@@ -128,7 +129,7 @@ def _record_finding(obs, code: str, dist, scope: Dict[str, str], inert: bool, me
     return Finding(code, severity, dist.label, message, fix, dict(details, outside_cuda_scope=True))
 
 
-def ownership_conflicts(obs) -> List[Finding]:
+def ownership_conflicts(obs: Observations) -> List[Finding]:
     groups: Dict[tuple, list] = {}
     for conflict in obs.conflicts:
         if identical_everywhere(obs, conflict):
@@ -157,7 +158,7 @@ def ownership_conflicts(obs) -> List[Finding]:
     return findings
 
 
-def unresolved_sonames(obs) -> List[Finding]:
+def unresolved_sonames(obs: Observations) -> List[Finding]:
     graph = obs.import_graph
     findings = []
     needed_by: Dict[str, list] = {}
@@ -207,7 +208,7 @@ def unresolved_sonames(obs) -> List[Finding]:
     return findings
 
 
-def system_fallbacks(obs) -> List[Finding]:
+def system_fallbacks(obs: Observations) -> List[Finding]:
     root = obs.real_path(obs.layout.root) + "/"
     listed: set = set()  # the file names the distributions list, read when first needed
     findings = []
@@ -243,7 +244,7 @@ def system_fallbacks(obs) -> List[Finding]:
     return findings
 
 
-def shadowed_sonames(obs) -> List[Finding]:
+def shadowed_sonames(obs: Observations) -> List[Finding]:
     """Libraries the venv has that LD_LIBRARY_PATH takes over: an error when the two are different builds (versions
     that differ, or any other bytes for a family whose members must come from one build)."""
     findings = []
@@ -289,13 +290,13 @@ def _versions_differ(ours: Optional[str], theirs: Optional[str]) -> bool:
     return count > 0 and a[:count] != b[:count]
 
 
-def mixed_majors(obs) -> List[Finding]:
+def mixed_majors(obs: Observations) -> List[Finding]:
     """CUDA wheels of two majors; a wheel with a build for the anchor's major among others, or the flavour such a
     wheel picks from at run time, is no mix (``contaminants.belonging``'s run-time choices)."""
     per_major: Dict[int, list] = {}
     choices = belonging(obs).run_time_choices
     for dist in obs.distributions:
-        major, _evidence = obs.majors.get(dist.dist_info, (None, None))
+        major = obs.cuda_major(dist.dist_info).major
         if dist.dist_info in choices:
             continue
         if major is not None and (cuda.is_cuda_distribution(dist.key) or dist.key == obs.options.anchor):
@@ -310,7 +311,7 @@ def mixed_majors(obs) -> List[Finding]:
                     {str(m): sorted(labels) for m, labels in per_major.items()})]
 
 
-def conflicting_pins(obs) -> List[Finding]:
+def conflicting_pins(obs: Observations) -> List[Finding]:
     """A wheel of the declared closure, installed as the closure requires, that a kept distribution requires at
     another version: two pins that cannot both hold. One finding per wheel naming every pin; the anchor's is kept."""
     judged = belonging(obs)
@@ -339,7 +340,7 @@ def conflicting_pins(obs) -> List[Finding]:
     return findings
 
 
-def requirement_problems(obs) -> List[Finding]:
+def requirement_problems(obs: Observations) -> List[Finding]:
     findings = []
     for edge in obs.requirements:
         if edge.name == obs.options.anchor and not edge.chain:
@@ -361,7 +362,7 @@ def requirement_problems(obs) -> List[Finding]:
     return findings
 
 
-def unrequired_cuda(obs) -> List[Finding]:
+def unrequired_cuda(obs: Observations) -> List[Finding]:
     """CUDA wheels and consumers nothing declared requires, with evidence that they are wrong for this venv; the
     neighbours (no evidence) are listed in the facts, not here."""
     findings = []
@@ -389,7 +390,7 @@ def unrequired_cuda(obs) -> List[Finding]:
     return findings
 
 
-def duplicates(obs) -> List[Finding]:
+def duplicates(obs: Observations) -> List[Finding]:
     by_key: Dict[str, list] = {}
     for dist in obs.distributions:
         by_key.setdefault(dist.key, []).append(dist)
@@ -401,7 +402,7 @@ def duplicates(obs) -> List[Finding]:
             for key, items in sorted(by_key.items()) if len(items) > 1]
 
 
-def import_failed(obs) -> List[Finding]:
+def import_failed(obs: Observations) -> List[Finding]:
     probe = obs.probe
     if probe is None or not probe.ran or probe.ok or not _anchor_installed(obs):
         return []
@@ -418,7 +419,7 @@ def import_failed(obs) -> List[Finding]:
                     fix, {"error": probe.error, "traceback": probe.traceback})]
 
 
-def anchor_missing(obs) -> List[Finding]:
+def anchor_missing(obs: Observations) -> List[Finding]:
     if _anchor_installed(obs):
         return []
     return [Finding(F.ANCHOR_NOT_INSTALLED, F.ERROR, obs.options.anchor,
@@ -427,7 +428,7 @@ def anchor_missing(obs) -> List[Finding]:
                     "Set the anchor option to the package that owns this venv's CUDA wheels.")]
 
 
-def runtime_mismatch(obs) -> List[Finding]:
+def runtime_mismatch(obs: Observations) -> List[Finding]:
     probe = obs.probe
     if probe is None or not probe.ok:
         return []
@@ -456,7 +457,7 @@ def runtime_mismatch(obs) -> List[Finding]:
     return findings
 
 
-def _loaded_from_outside(obs, loaded) -> List[Finding]:
+def _loaded_from_outside(obs: Observations, loaded) -> List[Finding]:
     """Libraries a wheel of the venv should provide but the process mapped from elsewhere."""
     root = os.path.realpath(obs.layout.root) + "/"
     listed = {os.path.basename(e.path) for d in obs.distributions for e in d.entries}
@@ -477,40 +478,40 @@ def _loaded_from_outside(obs, loaded) -> List[Finding]:
     return findings
 
 
-def driver_too_old(obs) -> List[Finding]:
+def driver_too_old(obs: Observations) -> List[Finding]:
     """CUDA's compatibility rules: a driver of the build's major but an older minor runs it (minor version
     compatibility) with limits, a warning; a driver of an older major cannot, an error."""
-    gpu = obs.gpu or {}
-    if not gpu.get("available") or not gpu.get("max_cuda"):
+    gpu = obs.gpu
+    if gpu is None or not gpu.available or not gpu.max_cuda:
         return []
     needed = (obs.probe.versions.get("cuda") if obs.probe and obs.probe.versions else None) or _anchor_cuda(obs)
     if not needed:
         return []
     try:
-        verdict = driver_compatibility(gpu["max_cuda"], str(needed))
+        verdict = driver_compatibility(gpu.max_cuda, str(needed))
         minimum = minimum_driver_for(str(needed))
     except GpuError:
         return []
     if verdict == COMPATIBLE:
         return []
-    subject = "driver %s" % gpu.get("driver_version")
+    subject = "driver %s" % gpu.driver_version
     if verdict == MINOR_BEHIND:
         return [Finding(F.DRIVER_TOO_OLD, F.WARNING, subject,
                         "The driver supports CUDA up to %s and %s is built for CUDA %s: minor version compatibility "
                         "runs it, but what needs the newer minor may fail (PTX JIT of kernels built for %s, APIs "
-                        "added after %s)." % (gpu["max_cuda"], obs.options.anchor, needed, needed, gpu["max_cuda"]),
+                        "added after %s)." % (gpu.max_cuda, obs.options.anchor, needed, needed, gpu.max_cuda),
                         "Upgrade the host's NVIDIA driver to one that supports CUDA %s, or install a build of %s "
-                        "for CUDA %s." % (needed, obs.options.anchor, gpu["max_cuda"]),
-                        {"max_cuda": gpu["max_cuda"], "needed": str(needed), "minimum_driver": minimum})]
+                        "for CUDA %s." % (needed, obs.options.anchor, gpu.max_cuda),
+                        {"max_cuda": gpu.max_cuda, "needed": str(needed), "minimum_driver": minimum})]
     return [Finding(F.DRIVER_TOO_OLD, F.ERROR, subject,
                     "The driver supports CUDA up to %s but %s is built for CUDA %s: a CUDA %s build needs driver "
-                    "%s or newer." % (gpu["max_cuda"], obs.options.anchor, needed, str(needed).split(".", maxsplit=1)[0], minimum),
+                    "%s or newer." % (gpu.max_cuda, obs.options.anchor, needed, str(needed).split(".", maxsplit=1)[0], minimum),
                     "Upgrade the host's NVIDIA driver (>= %s) or install a build of %s for CUDA %s." % (
-                        minimum, obs.options.anchor, gpu["max_cuda"]),
-                    {"max_cuda": gpu["max_cuda"], "needed": str(needed), "minimum_driver": minimum})]
+                        minimum, obs.options.anchor, gpu.max_cuda),
+                    {"max_cuda": gpu.max_cuda, "needed": str(needed), "minimum_driver": minimum})]
 
 
-def venv_moved(obs) -> List[Finding]:
+def venv_moved(obs: Observations) -> List[Finding]:
     scripts = obs.scripts
     if scripts is None or not scripts.relocated:
         return []
@@ -523,7 +524,7 @@ def venv_moved(obs) -> List[Finding]:
                     None, {"scripts": paths, "former_roots": list(scripts.former_roots)})]
 
 
-def script_interpreter_missing(obs) -> List[Finding]:
+def script_interpreter_missing(obs: Observations) -> List[Finding]:
     scripts = obs.scripts
     if scripts is None:
         return []
@@ -540,7 +541,7 @@ def script_interpreter_missing(obs) -> List[Finding]:
             for interpreter, items in sorted(by_interpreter.items())]
 
 
-def invalid_elves(obs) -> List[Finding]:
+def invalid_elves(obs: Observations) -> List[Finding]:
     findings = []
     for path, obj in sorted(obs.objects.items()):
         if obj.error is None:
@@ -564,7 +565,7 @@ RULES = (python_unusable, anchor_missing, dist_info_invalid, record_outside_venv
 
 # --- helpers -------------------------------------------------------------------------------------------------
 
-def expected_providers(obs, soname: str) -> List[str]:
+def expected_providers(obs: Observations, soname: str) -> List[str]:
     """Distributions whose RECORD lists a file named like ``soname``, with where it should be."""
     providers = []
     for dist in obs.distributions:
@@ -576,14 +577,14 @@ def expected_providers(obs, soname: str) -> List[str]:
     return providers
 
 
-def _provider_fix(obs, soname: str) -> Optional[str]:
+def _provider_fix(obs: Observations, soname: str) -> Optional[str]:
     for dist in obs.distributions:
         if any(os.path.basename(e.path) == soname for e in dist.entries):
             return _reinstall_fix(obs, dist)
     return None
 
 
-def _reinstall_fix(obs, dist) -> str:
+def _reinstall_fix(obs: Observations, dist) -> str:
     partner = cuda.colliding_partner(dist.key)
     first = ""
     if partner and any(d.key == partner for d in obs.distributions):
@@ -591,7 +592,7 @@ def _reinstall_fix(obs, dist) -> str:
     return "%spip install --force-reinstall --no-deps '%s==%s' (or run cuda_venv_repair)." % (first, dist.name, dist.version)
 
 
-def _partner_cause(obs, dist) -> Optional[str]:
+def _partner_cause(obs: Observations, dist) -> Optional[str]:
     partner = cuda.colliding_partner(dist.key)
     if not partner:
         return None
@@ -599,20 +600,20 @@ def _partner_cause(obs, dist) -> Optional[str]:
     return present[0] if present else partner
 
 
-def _object_label(obs, path: str) -> str:
+def _object_label(obs: Observations, path: str) -> str:
     owners = obs.owners_of(path)
     return "%s (%s)" % (obs.relpath(path), owners[0].label) if owners else obs.relpath(path)
 
 
-def _loaded_at_import(obs, path: str) -> bool:
+def _loaded_at_import(obs: Observations, path: str) -> bool:
     return obs.import_graph is not None and path in obs.import_graph.objects
 
 
-def _anchor_installed(obs) -> bool:
+def _anchor_installed(obs: Observations) -> bool:
     return any(d.key == obs.options.anchor for d in obs.distributions)
 
 
-def _anchor_cuda(obs) -> Optional[str]:
+def _anchor_cuda(obs: Observations) -> Optional[str]:
     for dist in obs.distributions:
         if dist.key == obs.options.anchor and cuda.local_cuda_version(dist.version):
             return cuda.local_cuda_version(dist.version)

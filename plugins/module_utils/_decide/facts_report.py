@@ -17,10 +17,10 @@ from ansible_collections.gpuops.cuda_venv.plugins.module_utils._decide.findings 
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._decide.guard import guard_facts
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._decide.history import history_of
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._decide.performance import performance_facts
-from ansible_collections.gpuops.cuda_venv.plugins.module_utils._read.observe import each_resolution
+from ansible_collections.gpuops.cuda_venv.plugins.module_utils._read.observe import Observations, each_resolution
 
 
-def report(obs, findings) -> dict:
+def report(obs: Observations, findings) -> dict:
     return {
         "path": obs.layout.root,
         "anchor": obs.options.anchor,
@@ -42,7 +42,7 @@ def report(obs, findings) -> dict:
         "import_graph": _import_graph(obs),
         "requirements": [_requirement(e) for e in obs.requirements],
         "probe": _probe(obs),
-        "gpu": obs.gpu if obs.gpu is not None else {"available": False, "reason": "not gathered (gpu: false)"},
+        "gpu": obs.gpu.as_dict() if obs.gpu is not None else {"available": False, "reason": "not gathered (gpu: false)"},
         "guard": guard_facts(obs.guard, obs),
         "history": [t.as_dict() for t in history_of(obs)],
         **_belonging(obs),
@@ -54,7 +54,7 @@ def report(obs, findings) -> dict:
     }
 
 
-def _belonging(obs) -> dict:
+def _belonging(obs: Observations) -> dict:
     """The CUDA distributions nothing declared requires: those proven wrong, with their evidence, and the neighbours."""
     judged = belonging(obs)
     return {"contaminants": [{"distribution": c.dist.label, "cuda_major": c.major,
@@ -63,17 +63,17 @@ def _belonging(obs) -> dict:
             "neighbours": [n.as_dict() for n in judged.neighbours]}
 
 
-def _distribution(obs, dist) -> dict:
+def _distribution(obs: Observations, dist) -> dict:
     state = obs.file_states.get(dist.dist_info)
-    major, evidence = obs.majors.get(dist.dist_info, (None, None))
+    major = obs.cuda_major(dist.dist_info)
     return {
         "name": dist.name,
         "version": dist.version,
         "dist_info": dist.dist_info,
         "installer": dist.installer,
         "requested": dist.requested,
-        "cuda_major": major,
-        "cuda_major_evidence": evidence,
+        "cuda_major": major.major,
+        "cuda_major_evidence": major.evidence,
         "files": len(dist.entries),
         "missing_count": len(state.missing) if state else 0,
         "modified_count": len(state.modified) if state else 0,
@@ -83,22 +83,22 @@ def _distribution(obs, dist) -> dict:
     }
 
 
-def _sonames(obs) -> Dict[str, List[dict]]:
+def _sonames(obs: Observations) -> Dict[str, List[dict]]:
     table: Dict[str, List[dict]] = {}
     for obj in obs.objects.values():
         if obj.elf is None or not obj.elf.soname:
             continue
-        major, _evidence = obs.majors.get(obj.owner.dist_info, (None, None))
+        major = obs.cuda_major(obj.owner.dist_info).major
         table.setdefault(obj.elf.soname, []).append(
             {"distribution": obj.owner.label, "path": obj.relpath, "cuda_major": major})
     return {k: sorted(v, key=lambda p: (p["distribution"], p["path"])) for k, v in sorted(table.items())}
 
 
-def _each_resolution(obs):
+def _each_resolution(obs: Observations):
     return each_resolution(obs.import_graph, obs.other_resolutions)
 
 
-def _unresolved(obs) -> List[dict]:
+def _unresolved(obs: Observations) -> List[dict]:
     rows = []
     for path, res, at_import in _each_resolution(obs):
         if res.path is None or res.error:
@@ -108,7 +108,7 @@ def _unresolved(obs) -> List[dict]:
     return sorted(rows, key=lambda r: (not r["loaded_at_import"], r["soname"], r["object"]))
 
 
-def _fallbacks(obs) -> List[dict]:
+def _fallbacks(obs: Observations) -> List[dict]:
     root = obs.real_path(obs.layout.root) + "/"
     rows = []
     for path, res, at_import in _each_resolution(obs):
@@ -121,7 +121,7 @@ def _fallbacks(obs) -> List[dict]:
     return sorted(rows, key=lambda r: (r["soname"], r["object"]))
 
 
-def _import_graph(obs) -> dict:
+def _import_graph(obs: Observations) -> dict:
     graph = obs.import_graph
     return {
         "entry_points": [obs.relpath(p) for p in obs.entry_points],
@@ -134,7 +134,7 @@ def _import_graph(obs) -> dict:
     }
 
 
-def _graph_nodes(obs, graph) -> List[dict]:
+def _graph_nodes(obs: Observations, graph) -> List[dict]:
     """Every object the simulated import visited (the interpreter's own libraries aside), with its owners."""
     paths = list(graph.resolutions)
     paths += [res.path for resolutions in graph.resolutions.values() for res in resolutions if res.path]
@@ -145,7 +145,7 @@ def _graph_nodes(obs, graph) -> List[dict]:
             continue
         seen.add(rel)
         owners = obs.owners_of(path)
-        major = obs.majors.get(owners[0].dist_info, (None, None))[0] if owners else None
+        major = obs.cuda_major(owners[0].dist_info).major if owners else None
         nodes.append({"path": rel, "owners": [d.label for d in owners], "cuda_major": major,
                       "loaded": path in graph.objects and path not in graph.unloaded})
     return nodes
@@ -157,7 +157,7 @@ def _requirement(edge) -> dict:
             "installed": edge.installed, "satisfied": edge.satisfied}
 
 
-def _probe(obs) -> dict:
+def _probe(obs: Observations) -> dict:
     probe = obs.probe
     if probe is None:
         reason = "disabled (probe: false)" if not obs.options.probe else "the venv's interpreter cannot run"

@@ -45,7 +45,8 @@ SONAME_SHADOWED = "SONAME_SHADOWED"
 GUARD_STALE = "GUARD_STALE"
 # Where contaminants came from: the install history (_decide/history.py, _decide/contamination_source.py).
 CONTAMINATION_SOURCE = "CONTAMINATION_SOURCE"
-# Codes of a repair refused before any change (install_guard): what the plan would install, not what is installed.
+# Codes of a repair refused before any change (_decide/install_refusals.py, asked by _install/install_guard.py): what
+# the plan would install, not what is installed.
 INSTALL_WOULD_OVERWRITE = "INSTALL_WOULD_OVERWRITE"
 INSTALL_CUDA_MAJOR_MISMATCH = "INSTALL_CUDA_MAJOR_MISMATCH"
 # Why a healthy venv is slow (_decide/performance.py): kernels, the GPU's state, the jobs' environment, old processes.
@@ -75,6 +76,48 @@ CODES = (
     GPU_PERSISTENCE_OFF, GPU_MIG_ENABLED, GPU_SHARED, ENV_SLOWS_CUDA, RESTART_NEEDED, INSTALL_NO_KERNEL,
     REQUIREMENT_PINS_CONFLICT,
 )
+
+# The _decide module (file stem) whose rule decides each code; docs/DEVELOPMENT.md points here.
+DECIDED_IN = {
+    RECORD_MISSING_FILES: "diagnose",
+    RECORD_MODIFIED_FILES: "diagnose",
+    FILE_OWNERSHIP_CONFLICT: "diagnose",
+    SONAME_UNRESOLVED: "diagnose",
+    SONAME_SYSTEM_FALLBACK: "diagnose",
+    CUDA_MAJOR_MIXED: "diagnose",
+    REQUIREMENT_MISSING: "diagnose",
+    REQUIREMENT_VERSION_MISMATCH: "diagnose",
+    CUDA_DIST_UNREQUIRED: "diagnose",
+    DUPLICATE_DISTRIBUTION: "diagnose",
+    IMPORT_FAILED: "diagnose",
+    RUNTIME_LIBRARY_MISMATCH: "diagnose",
+    DRIVER_TOO_OLD: "diagnose",
+    ANCHOR_NOT_INSTALLED: "diagnose",
+    DIST_INFO_INVALID: "diagnose",
+    RECORD_PATH_OUTSIDE_VENV: "diagnose",
+    ELF_INVALID: "diagnose",
+    PYTHON_UNUSABLE: "diagnose",
+    VENV_MOVED: "diagnose",
+    SCRIPT_INTERPRETER_MISSING: "diagnose",
+    SONAME_SHADOWED: "diagnose",
+    GUARD_STALE: "guard",
+    CONTAMINATION_SOURCE: "contamination_source",
+    INSTALL_WOULD_OVERWRITE: "install_refusals",
+    INSTALL_CUDA_MAJOR_MISMATCH: "install_refusals",
+    KERNELS_MISSING: "performance",
+    KERNELS_PTX_ONLY: "performance",
+    GPU_CLOCKS_THROTTLED: "performance",
+    GPU_POWER_LIMITED: "performance",
+    GPU_PCIE_DEGRADED: "performance",
+    GPU_MEMORY_ERRORS: "performance",
+    GPU_PERSISTENCE_OFF: "performance",
+    GPU_MIG_ENABLED: "performance",
+    GPU_SHARED: "performance",
+    ENV_SLOWS_CUDA: "performance",
+    RESTART_NEEDED: "performance",
+    INSTALL_NO_KERNEL: "install_refusals",
+    REQUIREMENT_PINS_CONFLICT: "diagnose",
+}
 
 
 @dataclass(frozen=True)

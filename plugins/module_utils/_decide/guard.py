@@ -20,12 +20,13 @@ from ansible_collections.gpuops.cuda_venv.plugins.module_utils._core.names impor
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._decide import findings as F
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._decide.findings import Finding
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._decide.guard_edits import undo
+from ansible_collections.gpuops.cuda_venv.plugins.module_utils._read.observe import Observations
 
 HOW_TO_CHANGE = ("to change what the guard holds, declare it (the anchor's version in packages) and run the repair "
                  "again, or run it with guard: false")
 
 
-def guard_constraints(obs) -> Tuple[str, ...]:
+def guard_constraints(obs: Observations) -> Tuple[str, ...]:
     """The constraints that keep the venv as it is (empty when the anchor is not installed)."""
     by_key = dict((d.key, d) for d in obs.distributions)
     anchor_key = canonical_name(obs.options.anchor)
@@ -45,8 +46,8 @@ def guard_constraints(obs) -> Tuple[str, ...]:
     return tuple(lines)
 
 
-def _anchor_major(obs, anchor, pins: Dict[str, str]) -> Optional[int]:
-    major = obs.majors.get(anchor.dist_info, (None, None))[0]
+def _anchor_major(obs: Observations, anchor, pins: Dict[str, str]) -> Optional[int]:
+    major = obs.cuda_major(anchor.dist_info).major
     if major is not None:
         return major
     named = Counter(m for m in (cuda.name_major(key) for key in pins) if m is not None)
@@ -60,7 +61,7 @@ def constraints_text(root: str, constraints: Sequence[str]) -> str:
             "# %s.\n%s") % ("cuda_venv guard", root, HOW_TO_CHANGE, "".join(c + "\n" for c in constraints))
 
 
-def guard_problems(state, obs) -> List[str]:
+def guard_problems(state, obs: Observations) -> List[str]:
     """Why the guard found (``state``: _read/packaging/guard_state.GuardState) no longer holds: installs made round it,
     a constraints file or an edit of a user's file changed or removed by hand. Empty when it holds (or is absent)."""
     if state is None:
@@ -94,7 +95,7 @@ def guard_problems(state, obs) -> List[str]:
     return problems
 
 
-def guard_facts(state, obs) -> dict:
+def guard_facts(state, obs: Observations) -> dict:
     """``ansible_facts.cuda_venv.guard``."""
     manifest = state.manifest if state is not None else None
     if manifest is None:
@@ -118,7 +119,7 @@ def guard_facts(state, obs) -> dict:
     }
 
 
-def guard_findings(obs) -> List[Finding]:
+def guard_findings(obs: Observations) -> List[Finding]:
     """GUARD_STALE: a guard is there and no longer matches the venv or its own files."""
     state = getattr(obs, "guard", None)
     problems = guard_problems(state, obs)

@@ -26,6 +26,7 @@ from dataclasses import dataclass
 from typing import List, Optional
 
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._read.packaging.install_times import iso_time
+from ansible_collections.gpuops.cuda_venv.plugins.module_utils._read.observe import Observations
 
 IDLE = 1.0  # seconds with nothing written that end a stretch of writing (a run); measured: docs/FINDINGS.md
 HANDOVER = 0.05  # seconds at least between two installers' runs: the next one starts a process and resolves first
@@ -116,7 +117,7 @@ def transactions(dists, stamps) -> List[Transaction]:
     return result
 
 
-def history_of(obs) -> List[Transaction]:
+def history_of(obs: Observations) -> List[Transaction]:
     """The transactions of an ``Observations`` record (empty when its stamps were not read)."""
     return transactions(obs.distributions, obs.stamps) if obs.stamps else []
 

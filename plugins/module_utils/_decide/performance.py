@@ -21,6 +21,7 @@ from ansible_collections.gpuops.cuda_venv.plugins.module_utils._core.slow_env im
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._decide import findings as F
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._decide.findings import Finding
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._read.binaries.fatbin import arch_name
+from ansible_collections.gpuops.cuda_venv.plugins.module_utils._read.observe import Observations
 
 SASS = "sass"
 PTX = "ptx"
@@ -56,14 +57,14 @@ def kernel_verdict(sass: Sequence[int], ptx: Sequence[int], capability: str) -> 
     return (PTX, max(jit)) if jit else (NONE, None)
 
 
-def kernel_targets(obs) -> List[dict]:
+def kernel_targets(obs: Observations) -> List[dict]:
     """The GPUs the kernels are judged for: ``gpu_archs`` when given, else every NVML device."""
     if obs.options.gpu_archs:
         return [{"compute_capability": cc, "source": "gpu_archs", "gpu": None, "index": None}
                 for cc in obs.options.gpu_archs]
-    devices = (obs.gpu or {}).get("devices") or []
-    return [{"compute_capability": d["compute_capability"], "source": "nvml", "gpu": d.get("name"), "index": d.get("index")}
-            for d in devices if d.get("compute_capability")]
+    devices = obs.gpu.devices if obs.gpu is not None else ()
+    return [{"compute_capability": d.compute_capability, "source": "nvml", "gpu": d.name, "index": d.index}
+            for d in devices if d.compute_capability]
 
 
 def archs_text(sass: Sequence[int], ptx: Sequence[int]) -> str:
@@ -72,7 +73,7 @@ def archs_text(sass: Sequence[int], ptx: Sequence[int]) -> str:
     return text + (" and PTX for %s" % ", ".join(arch_name(a, ptx=True) for a in ptx) if ptx else ", no PTX")
 
 
-def kernel_findings(obs) -> List[Finding]:
+def kernel_findings(obs: Observations) -> List[Finding]:
     reading = obs.performance
     targets = kernel_targets(obs)
     if reading is None or not targets:
@@ -111,22 +112,22 @@ def kernel_findings(obs) -> List[Finding]:
     return findings
 
 
-def _owner(obs, path: str) -> str:
+def _owner(obs: Observations, path: str) -> str:
     owners = obs.owners_of(path)
     return owners[0].label if owners else "no distribution"
 
 
 # --- the GPU's state --------------------------------------------------------------------------------------------
 
-def gpu_state_findings(obs) -> List[Finding]:
+def gpu_state_findings(obs: Observations) -> List[Finding]:
     reading = obs.performance
     if reading is None:
         return []
-    devices = (obs.gpu or {}).get("devices") or []
+    devices = obs.gpu.devices if obs.gpu is not None else ()
     ours = {p.pid for p in reading.processes}
     findings = []
     for device, state in zip(devices, reading.gpu_states):
-        findings.extend(_state_findings("GPU %d (%s)" % (device["index"], device["name"]), state, ours))
+        findings.extend(_state_findings("GPU %d (%s)" % (device.index, device.name), state, ours))
     return findings
 
 
@@ -226,7 +227,7 @@ def _memory_findings(subject: str, ecc: dict) -> List[Finding]:
 
 # --- the jobs' environment and the processes on the venv ----------------------------------------------------------
 
-def environment_findings(obs) -> List[Finding]:
+def environment_findings(obs: Observations) -> List[Finding]:
     reading = obs.performance
     if reading is None:
         return []
@@ -252,7 +253,7 @@ def environment_findings(obs) -> List[Finding]:
     return findings
 
 
-def restart_findings(obs) -> List[Finding]:
+def restart_findings(obs: Observations) -> List[Finding]:
     reading = obs.performance
     if reading is None:
         return []
@@ -270,14 +271,14 @@ def restart_findings(obs) -> List[Finding]:
 RULES = (kernel_findings, gpu_state_findings, environment_findings, restart_findings)
 
 
-def performance_findings(obs) -> List[Finding]:
+def performance_findings(obs: Observations) -> List[Finding]:
     """Every performance finding of ``obs`` (none when the performance part was not read)."""
     return [finding for rule in RULES for finding in rule(obs)]
 
 
 # --- the facts ----------------------------------------------------------------------------------------------------
 
-def performance_facts(obs) -> dict:
+def performance_facts(obs: Observations) -> dict:
     """``ansible_facts.cuda_venv.performance`` (its RETURN shape is documented in cuda_venv_facts)."""
     reading = obs.performance
     if reading is None:
@@ -291,11 +292,11 @@ def performance_facts(obs) -> dict:
             row.update(ext.kernels.as_dict())
             row["verdicts"] = {cc: kernel_verdict(ext.kernels.sass, ext.kernels.ptx, cc)[0] for cc in capabilities}
         extensions.append(row)
-    devices = (obs.gpu or {}).get("devices") or []
+    devices = obs.gpu.devices if obs.gpu is not None else ()
     ours = {p.pid for p in reading.processes}
     gpus = []
     for device, state in zip(devices, reading.gpu_states):
-        row = {"index": device["index"], "name": device["name"], "compute_capability": device["compute_capability"]}
+        row = {"index": device.index, "name": device.name, "compute_capability": device.compute_capability}
         row.update(state)
         if state.get("processes") is not None:
             row["processes"] = [dict(p, uses_venv=p["pid"] in ours) for p in state["processes"]]

@@ -20,7 +20,7 @@ Invariants (docs/REPAIR.md):
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Dict, List, Optional, Sequence, Set, Tuple
 
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._core import cuda_knowledge as cuda
@@ -31,6 +31,7 @@ from ansible_collections.gpuops.cuda_venv.plugins.module_utils._core.errors impo
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._core.names import canonical_name, is_loadable
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._read.packaging.distributions import Distribution, label_key
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._decide.scope import cuda_scope, inert_paths, only_inert
+from ansible_collections.gpuops.cuda_venv.plugins.module_utils._read.observe import Observations
 
 PRUNE_MODES = ("cuda", "none", "all")
 # Never pruned by prune=all: the installer itself and the build basics a venv is created with.
@@ -95,7 +96,51 @@ class Plan:
         return {"batches": [b.as_dict() for b in self.batches], "unfixable": list(self.unfixable)}
 
 
-def make_plan(obs, findings: Sequence, desired: DesiredState) -> Plan:
+@dataclass(frozen=True)
+class Completion:
+    """What a plan learns after ``make_plan`` and before it runs, given to ``complete_plan``, the one place that
+    applies it: the install guard's (the installs the installer resolves for a new ``packages`` entry, the files
+    each install replaces, the wheels the sources do not offer) and a swap's (the copy its removals' RECORDs are
+    read in)."""
+
+    dependencies: Tuple[Tuple[str, Tuple[Action, ...]], ...] = ()  # (install name, the installs that follow it)
+    replaced: Tuple[Tuple[str, Tuple[Tuple[str, int], ...]], ...] = ()  # (install name, ((owner label, files), ...))
+    unchecked: Tuple[str, ...] = ()  # installs with no wheel in the sources: not checked, their batch unfixable
+    copy: Optional[Tuple[str, str]] = None  # (live root, copy): a swap's removals trim the copy's RECORDs
+
+
+def complete_plan(plan: Plan, completion: Completion) -> Plan:
+    """``plan`` with ``completion`` applied: each install followed, in its batch, by the dependency installs the
+    guard resolved for it; each install's reason saying what it replaces, or that no wheel of it was checked; each
+    removal's RECORD named in the swap's copy (the live venv is never written by a swap)."""
+    following = dict(completion.dependencies)
+    replaced = dict(completion.replaced)
+
+    def explained(action: Action) -> Action:
+        if action.kind == "remove":
+            if completion.copy is not None and action.record:
+                live, copy = completion.copy
+                if action.record.startswith(live + "/"):
+                    action = replace(action, record=copy + action.record[len(live):])
+            return action
+        freed = replaced.get(action.name)
+        if freed:
+            action = replace(action, reason=action.reason + "; replaces %s, removed before it" % "; ".join(
+                "%d file(s) of %s" % (count, label) for label, count in freed))
+        if action.name in completion.unchecked:
+            action = replace(action, reason=action.reason + "; no wheel of it in the wheel sources: not checked, "
+                             "its batch will be unfixable")
+        return action
+
+    def completed(action: Action) -> List[Action]:
+        follow = following.get(action.name, ()) if action.kind == "install" else ()
+        return [explained(a) for a in (action,) + tuple(follow)]
+    return replace(plan, batches=tuple(
+        replace(batch, actions=tuple(new for action in batch.actions for new in completed(action)))
+        for batch in plan.batches))
+
+
+def make_plan(obs: Observations, findings: Sequence, desired: DesiredState) -> Plan:
     """The ordered batches that take the observed venv to the desired state."""
     by_key = _installed(obs)
     outside = _outside_entries(obs)
@@ -106,8 +151,9 @@ def make_plan(obs, findings: Sequence, desired: DesiredState) -> Plan:
         obs, findings, by_key, None if desired.revert_edits else cuda_scope(obs)))
     unfixable += kept_apart
     co_owners = _co_owners(obs, set(removals) | _replacing(obs, installs, by_key), by_key)
-    unfixable += _never_rewritten(by_key, damaged, co_owners, outside)
-    units, replaced = _units(removals, damaged, co_owners, installs, by_key, outside)
+    refused, damaged, co_owners = _never_rewritten(by_key, damaged, co_owners, outside)
+    unfixable += refused
+    units, replaced, installs = _units(removals, damaged, co_owners, installs, by_key, outside)
     safe, late = _split_sole_providers(obs, [k for k in sorted(removals) if k not in replaced], removals)
 
     batches: List[Tuple[str, List[Action], Set[str]]] = []
@@ -144,14 +190,14 @@ def make_plan(obs, findings: Sequence, desired: DesiredState) -> Plan:
 
 # --- what to remove ------------------------------------------------------------------------------------------
 
-def _installed(obs) -> Dict[str, Distribution]:
+def _installed(obs: Observations) -> Dict[str, Distribution]:
     by_key: Dict[str, Distribution] = {}
     for dist in obs.distributions:
         by_key.setdefault(dist.key, dist)
     return by_key
 
 
-def _removals(obs, desired: DesiredState, declared: Set[str], by_key) -> Dict[str, tuple]:
+def _removals(obs: Observations, desired: DesiredState, declared: Set[str], by_key) -> Dict[str, tuple]:
     """canonical name -> (why it goes, its evidence). ``prune: cuda`` removes only what ``contaminants.belonging``
     proves wrong for this venv; neighbours stay."""
     removals: Dict[str, tuple] = {}
@@ -173,7 +219,7 @@ def _removals(obs, desired: DesiredState, declared: Set[str], by_key) -> Dict[st
     return removals
 
 
-def _refuse_broken_requirements(obs, plan: Plan, by_key) -> None:
+def _refuse_broken_requirements(obs: Observations, plan: Plan, by_key) -> None:
     """Invariant 5: what the plan removes for good is required by nothing it keeps (every kept distribution's own
     requirements, extras as asked, not only the anchor's). PlanError naming both otherwise: nothing runs."""
     gone: Set[str] = set()
@@ -195,17 +241,18 @@ def _refuse_broken_requirements(obs, plan: Plan, by_key) -> None:
                             for parent, _name, requirement in broken))
 
 
-def _outside_entries(obs) -> Dict[str, Tuple[str, ...]]:
+def _outside_entries(obs: Observations) -> Dict[str, Tuple[str, ...]]:
     """canonical name -> its RECORD entries that leave the venv (RECORD_PATH_OUTSIDE_VENV)."""
     outside: Dict[str, List[str]] = {}
-    for dist, entry, _problem in obs.unsafe_entries:
-        outside.setdefault(dist.key, []).append(entry)
+    for unsafe in obs.unsafe_entries:
+        outside.setdefault(unsafe.dist.key, []).append(unsafe.path)
     return {key: tuple(entries) for key, entries in outside.items()}
 
 
-def _never_rewritten(by_key, damaged: Dict[str, str], co_owners: Dict[str, Set[str]], outside) -> List[str]:
-    """Why wheels that need a reinstall cannot have one: their paths leave the venv. Drops them from
-    ``damaged`` and ``co_owners``."""
+def _never_rewritten(by_key, damaged: Dict[str, str], co_owners: Dict[str, Set[str]],
+                     outside) -> Tuple[List[str], Dict[str, str], Dict[str, Set[str]]]:
+    """Why wheels that need a reinstall cannot have one (their paths leave the venv), and ``damaged`` and
+    ``co_owners`` without them (new values: the arguments are not changed)."""
     refused = []
     wanted = set(damaged).union(*co_owners.values()) if co_owners else set(damaged)
     for key in sorted(wanted & set(outside)):
@@ -214,13 +261,12 @@ def _never_rewritten(by_key, damaged: Dict[str, str], co_owners: Dict[str, Set[s
         refused.append("%s is not reinstalled: %d of its RECORD paths leave the venv (RECORD_PATH_OUTSIDE_VENV), "
                        "so the installer would write outside it, e.g. %s; fix those paths (a symlink leaving the "
                        "venv?), then run again" % (label, len(outside[key]), outside[key][0]))
-        damaged.pop(key, None)
-        for kept in co_owners.values():
-            kept.discard(key)
-    return refused
+    gone = set(refused and wanted & set(outside))
+    return (refused, {k: v for k, v in damaged.items() if k not in gone},
+            {k: set(kept) - gone for k, kept in co_owners.items()})
 
 
-def _co_owners(obs, removals: Set[str], by_key) -> Dict[str, Set[str]]:
+def _co_owners(obs: Observations, removals: Set[str], by_key) -> Dict[str, Set[str]]:
     """removed name -> kept names that list one of its paths (they must be reinstalled after it goes)."""
     result: Dict[str, Set[str]] = {}
     for conflict in obs.conflicts:
@@ -232,7 +278,7 @@ def _co_owners(obs, removals: Set[str], by_key) -> Dict[str, Set[str]]:
     return result
 
 
-def _damaged(obs, findings, by_key, scope: Optional[Dict[str, str]]) -> Dict[str, str]:
+def _damaged(obs: Observations, findings, by_key, scope: Optional[Dict[str, str]]) -> Dict[str, str]:
     """Kept distributions whose files are missing or modified -> reason; only those in ``scope`` (see
     scope) unless it is None: outside it, differences no other wheel made are the user's own edits."""
     damaged: Dict[str, str] = {}
@@ -254,7 +300,7 @@ def _damaged(obs, findings, by_key, scope: Optional[Dict[str, str]]) -> Dict[str
     return damaged
 
 
-def _without_kept_collisions(obs, removals, damaged: Dict[str, str]) -> Tuple[Dict[str, str], List[str]]:
+def _without_kept_collisions(obs: Observations, removals, damaged: Dict[str, str]) -> Tuple[Dict[str, str], List[str]]:
     """``damaged`` without the wheels that collide with a contaminant the repair keeps (a kept distribution
     requires it): reinstalling one overwrites the other, run after run. Returns (damaged, why each pair stays)."""
     kept = {c.dist.label: c for c in belonging(obs).contaminants.values() if
@@ -284,7 +330,7 @@ def _without_kept_collisions(obs, removals, damaged: Dict[str, str]) -> Tuple[Di
     return {k: v for k, v in damaged.items() if k not in apart}, why
 
 
-def _installs(obs) -> Tuple[Dict[str, Action], List[str]]:
+def _installs(obs: Observations) -> Tuple[Dict[str, Action], List[str]]:
     """name -> install action for unsatisfied requirements (all specifiers of one name merged); and what cannot be done."""
     specifiers: Dict[str, List[str]] = {}
     reasons: Dict[str, str] = {}
@@ -316,7 +362,7 @@ def _install_reason(edge) -> str:
     return "%s installed, %s requires %s" % (edge.installed, edge.required_by or "the declared set", wanted)
 
 
-def _split_sole_providers(obs, keys: List[str], removals: Dict[str, str]) -> Tuple[List[str], List[str]]:
+def _split_sole_providers(obs: Observations, keys: List[str], removals: Dict[str, str]) -> Tuple[List[str], List[str]]:
     """Removals split into (safe now, only after everything else): invariant 3."""
     needed = _needed_sonames_by_kept(obs, removals)
     safe, late = [], []
@@ -328,7 +374,7 @@ def _split_sole_providers(obs, keys: List[str], removals: Dict[str, str]) -> Tup
     return safe, late
 
 
-def _needed_sonames_by_kept(obs, removals) -> Set[str]:
+def _needed_sonames_by_kept(obs: Observations, removals) -> Set[str]:
     needed: Set[str] = set()
     graph = obs.import_graph
     if graph is None:
@@ -341,7 +387,7 @@ def _needed_sonames_by_kept(obs, removals) -> Set[str]:
     return needed
 
 
-def _provided_by_kept(obs, soname: str, removals) -> bool:
+def _provided_by_kept(obs: Observations, soname: str, removals) -> bool:
     """True when a file on disk that no removal owns provides ``soname``: it stays after the removals."""
     for path, obj in obs.objects.items():
         if obj.elf is None or obj.elf.soname != soname:
@@ -354,7 +400,7 @@ def _provided_by_kept(obs, soname: str, removals) -> bool:
 
 # --- grouping --------------------------------------------------------------------------------------------------
 
-def _replacing(obs, installs: Dict[str, Action], by_key) -> Set[str]:
+def _replacing(obs: Observations, installs: Dict[str, Action], by_key) -> Set[str]:
     """Installs of another version of an installed wheel that shares loadable paths with others (cuda-python 12.6
     over cuda-bindings 13, replaced by a CUDA 13 cuda-python): the installer's uninstall of the old one deletes
     the co-owners' files, so it is a unit: removal, the co-owners' reinstall, then the install."""
@@ -368,7 +414,8 @@ def _replacing(obs, installs: Dict[str, Action], by_key) -> Set[str]:
 def _units(removals, damaged, co_owners, installs, by_key, outside):
     """Atomic units (removals, follow-ups): a colliding wheel's removal, then the reinstall of every surviving
     co-owner of its paths and the install of its declared twin, or of its own declared version (``_replacing``);
-    damaged wheels alone. Returns (units, replaced)."""
+    damaged wheels alone. Returns (units, replaced, the installs no unit took); the arguments are not changed."""
+    installs = dict(installs)
     units = []
     taken: Set[str] = set()
     replaced: Set[str] = set()
@@ -393,7 +440,7 @@ def _units(removals, damaged, co_owners, installs, by_key, outside):
     for key in sorted(damaged):
         if key not in taken and key not in removals and key in by_key:
             units.append(((), (_reinstall(by_key[key], damaged[key]),)))
-    return units, replaced
+    return units, replaced, installs
 
 
 def _chunks(items, size: int):

@@ -26,9 +26,10 @@ from typing import Dict, Iterable, Set
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._core import cuda_knowledge as cuda
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._core.names import is_loadable
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._read.packaging.distributions import label_key
+from ansible_collections.gpuops.cuda_venv.plugins.module_utils._read.observe import Observations
 
 
-def cuda_scope(obs) -> Dict[str, str]:
+def cuda_scope(obs: Observations) -> Dict[str, str]:
     """canonical name -> why the CUDA repair may reinstall it."""
     scope: Dict[str, str] = {}
     keys = {dist.key for dist in obs.distributions}
@@ -48,7 +49,7 @@ def cuda_scope(obs) -> Dict[str, str]:
             if any(os.path.basename(e.path) == soname for e in dist.entries):
                 scope.setdefault(dist.key, "should provide %s, which import %s needs" % (soname, obs.options.anchor))
     for dist in obs.distributions:
-        major, _evidence = obs.majors.get(dist.dist_info, (None, None))
+        major = obs.cuda_major(dist.dist_info).major
         if dist.key in cuda.KNOWN_CUDA_CONSUMERS:
             scope.setdefault(dist.key, "a CUDA consumer")
         elif cuda.is_cuda_distribution(dist.key) or major is not None:
@@ -56,7 +57,7 @@ def cuda_scope(obs) -> Dict[str, str]:
     return {key: why for key, why in scope.items() if key in keys}
 
 
-def inert_paths(obs) -> Set[str]:
+def inert_paths(obs: Observations) -> Set[str]:
     """Paths two or more wheels list that nothing loads at run time (``names.is_loadable``)."""
     return {c.path for c in obs.conflicts if not is_loadable(c.path)}
 
@@ -67,7 +68,7 @@ def only_inert(paths: Iterable[str], inert: Set[str]) -> bool:
     return bool(paths) and paths <= inert
 
 
-def _import_paths(obs):
+def _import_paths(obs: Observations):
     graph = obs.import_graph
     if graph is None:
         return
@@ -78,7 +79,7 @@ def _import_paths(obs):
                 yield res.path
 
 
-def _unresolved_sonames(obs):
+def _unresolved_sonames(obs: Observations):
     graph = obs.import_graph
     if graph is None:
         return set()

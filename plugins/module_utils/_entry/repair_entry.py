@@ -15,7 +15,8 @@ import re
 from typing import List
 
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._act.venv_guard import GuardOptions
-from ansible_collections.gpuops.cuda_venv.plugins.module_utils._act.repair import RepairOptions, repair
+from ansible_collections.gpuops.cuda_venv.plugins.module_utils._act.repair import repair
+from ansible_collections.gpuops.cuda_venv.plugins.module_utils._act.run import RepairOptions
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._act.swap import IN_PLACE, STRATEGIES, finish_missing_root
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._core.errors import CudaVenvError
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._core.names import DISTRIBUTION_NAME

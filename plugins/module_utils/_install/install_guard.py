@@ -10,7 +10,8 @@ pip and uv overwrite a path another installed wheel owns without a word (pypa/pi
 incident's cu13 cuDNN, cuSPARSELt, NCCL and NVSHMEM wheels wrote over their cu12 namesakes. Every wheel lists the
 paths it writes in its RECORD, so the plan can know them first: each wheel the plan installs or reinstalls is
 picked from the find-links folders (no index) or fetched by pip into ``VENV/.cuda_venv/downloads`` (removed again
-at once), its RECORD read, and the plan walked in order:
+at once), its RECORD read, the files on disk its paths would replace hashed where no RECORD hash says, and the
+plan walked in order by the rules of ``_decide/install_refusals.py``:
 
 - a removal frees the paths of the removed distribution (a planned replacement, said in the install's reason);
 - a path written by a wheel is a conflict when a distribution that is still installed at that point of the plan,
@@ -35,21 +36,22 @@ import tempfile
 from dataclasses import dataclass
 from typing import Callable, Dict, List, Optional, Sequence, Tuple
 
-from ansible_collections.gpuops.cuda_venv.plugins.module_utils._core import cuda_knowledge as cuda
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._decide import findings as F
+from ansible_collections.gpuops.cuda_venv.plugins.module_utils._decide.install_refusals import (
+    Owner, PathOwners, major_mismatches, overwrites)
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._read.packaging.distributions import locate_entries
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._core.errors import CudaVenvError
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._core.names import canonical_name
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._install.installers import Backend, InstallerError, WheelSources
-from ansible_collections.gpuops.cuda_venv.plugins.module_utils._decide.plan import Action, Plan
+from ansible_collections.gpuops.cuda_venv.plugins.module_utils._decide.plan import Action, Completion, Plan, complete_plan
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._install.wheel_fetch import FetchError, download, resolve
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._install.wheel_kernels import kernel_refusals
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._install.wheel_paths import (
-    WheelError, local_folders, pick_wheel, read_wheel, shared_objects_first, supported_tags)
+    WheelError, local_folders, pick_wheel, read_wheel, supported_tags)
+from ansible_collections.gpuops.cuda_venv.plugins.module_utils._read.observe import Observations
 
 DOWNLOADS = "downloads"
 UV_LOCK = ".lock"  # uv locks the environment it installs into (or dry-runs against) with this file in its root
-_SHOWN = 8  # paths named in a message; details carry them all
 
 
 class InstallRefused(CudaVenvError):
@@ -72,14 +74,15 @@ class InstallCheck:
     gpu_archs: Tuple[str, ...] = ()  # the GPUs a declared wheel's kernels must run on (else NVML's): wheel_kernels.py
 
 
-def guard_plan(obs, plan: Plan, check: Optional[InstallCheck], backend: Callable[[], Backend], state_dir: str,
-               check_mode: bool, secrets: Sequence[str] = ()) -> Plan:
-    """``plan`` (with resolved dependencies added, and planned replacements said in the install reasons) once
-    every wheel it installs is known to overwrite nothing; raises InstallRefused (or FetchError) otherwise.
+def guard_plan(obs: Observations, plan: Plan, check: Optional[InstallCheck], backend: Callable[[], Backend], state_dir: str,
+               check_mode: bool, secrets: Sequence[str] = ()) -> Completion:
+    """What completes ``plan`` (the resolved dependencies of new ``packages`` entries, the files each install
+    replaces, the wheels not checked; ``plan.complete_plan`` applies it) once every wheel it installs is known to
+    overwrite nothing; raises InstallRefused (or FetchError) otherwise.
 
     ``backend()`` gives the installer backend; it is asked for only when the installer must resolve or fetch."""
     if check is None or not any(a.kind != "remove" for b in plan.batches for a in b.actions):
-        return plan
+        return Completion()
     try:
         with _root_untouched(obs.layout.root):
             return _guard(obs, plan, check, backend, state_dir, check_mode, secrets)
@@ -88,9 +91,11 @@ def guard_plan(obs, plan: Plan, check: Optional[InstallCheck], backend: Callable
                              % exc, (), plan) from None
 
 
-def _guard(obs, plan: Plan, check: InstallCheck, backend: Callable[[], Backend], state_dir: str, check_mode: bool, secrets) -> Plan:
-    if check.with_dependencies:
-        plan = _with_dependencies(obs, plan, check, backend(), check_mode, secrets)
+def _guard(obs: Observations, plan: Plan, check: InstallCheck, backend: Callable[[], Backend], state_dir: str, check_mode: bool,
+           secrets) -> Completion:
+    completion = Completion(dependencies=_dependencies(obs, plan, check, backend(), check_mode, secrets)
+                            if check.with_dependencies else ())
+    plan = complete_plan(plan, completion)
     wanted = [a for b in plan.batches for a in b.actions if a.kind != "remove"]
     try:
         with _download_folder(state_dir, needed=not _local_only(check.sources)) as folder:
@@ -98,12 +103,13 @@ def _guard(obs, plan: Plan, check: InstallCheck, backend: Callable[[], Backend],
             wheels = {name: _read(obs, wheel_file) for name, wheel_file in files.items()}
     except InstallRefused as exc:
         raise InstallRefused(str(exc), exc.findings, plan) from None
-    findings, replaced = _walk(obs, plan, wheels)
-    findings += _major_mismatches(obs, plan, wheels)
+    findings, replaced = overwrites(obs, plan, wheels, _path_owners(obs, wheels))
+    findings += major_mismatches(obs, plan, wheels)
     findings += kernel_refusals(wheels, [_name_of(p) for p in check.packages], check.gpu_archs)[0]
     if findings:
         raise InstallRefused("refused before any change: %s" % " ".join(f.message for f in findings), findings, plan)
-    return _with_reasons(plan, replaced, [a.name for a in wanted if a.name not in wheels])
+    return dataclasses.replace(completion, unchecked=tuple(a.name for a in wanted if a.name not in wheels), replaced=tuple(
+        (name, tuple(sorted((label, len(paths)) for label, paths in freed.items()))) for name, freed in sorted(replaced.items())))
 
 
 # --- which wheel each action installs --------------------------------------------------------------------------
@@ -112,7 +118,7 @@ def _local_only(sources: WheelSources) -> bool:
     return bool(sources.no_index) and local_folders(sources.find_links) is not None
 
 
-def _wheel_files(obs, actions, sources: WheelSources, backend: Callable[[], Backend], folder, check_mode, secrets) -> Dict[str, str]:
+def _wheel_files(obs: Observations, actions, sources: WheelSources, backend: Callable[[], Backend], folder, check_mode, secrets) -> Dict[str, str]:
     """name -> the wheel file its install or reinstall action gets; a wheel the sources do not offer is left out:
     it cannot be installed, so it overwrites nothing (its batch is unfixable, repair)."""
     tags = supported_tags(_python_version(obs), obs.interpreter.marker_env.get("implementation_name", "cpython"))
@@ -129,7 +135,7 @@ def _wheel_files(obs, actions, sources: WheelSources, backend: Callable[[], Back
     return files
 
 
-def _read(obs, wheel_file: str):
+def _read(obs: Observations, wheel_file: str):
     try:
         wheel = read_wheel(wheel_file, obs.layout.root, obs.site_packages[0], _python_version(obs))
     except WheelError as exc:
@@ -141,7 +147,7 @@ def _read(obs, wheel_file: str):
     return wheel
 
 
-def _python_version(obs) -> str:
+def _python_version(obs: Observations) -> str:
     version = obs.interpreter.marker_env.get("python_version") if obs.interpreter.ok else None
     return version or ".".join(obs.layout.version.split(".")[:2])
 
@@ -201,31 +207,25 @@ class _download_folder:  # pylint: disable=invalid-name
 
 # --- dependencies resolved by the installer --------------------------------------------------------------------
 
-def _with_dependencies(obs, plan: Plan, check: InstallCheck, backend: Backend, check_mode, secrets) -> Plan:
-    """Each install of a ``packages`` entry that is not installed yet, followed in its batch by the pinned installs
-    of what the installer resolves for it (what the plan installs already is left as planned)."""
+def _dependencies(obs: Observations, plan: Plan, check: InstallCheck, backend: Backend, check_mode, secrets):
+    """(install name, the pinned installs of what the installer resolves for it) for each install of a ``packages``
+    entry that is not installed yet; what the plan installs already is left as planned."""
     installed = {d.key for d in obs.distributions}
     roots = {canonical_name(_name_of(p)) for p in check.packages}
     planned = {a.name for b in plan.batches for a in b.actions if a.kind != "remove"}
-
-    def expand(action):
-        actions = [action]
+    found = []
+    for action in (a for b in plan.batches for a in b.actions):
         if action.kind != "install" or action.name not in roots or action.name in installed:
-            return actions
+            continue
+        follow = []
         for name, version in resolve(backend, [action.requirement], check_mode, secrets):
             if name not in planned and name not in installed:
-                actions.append(Action("install", name, "%s==%s" % (name, version),
-                                      "dependency of %s, resolved by %s" % (action.name, backend.name)))
+                follow.append(Action("install", name, "%s==%s" % (name, version),
+                                     "dependency of %s, resolved by %s" % (action.name, backend.name)))
                 planned.add(name)
-        return actions
-    return _each_action(plan, expand)
-
-
-def _each_action(plan: Plan, expand: Callable[[Action], List[Action]]) -> Plan:
-    """The plan with each action replaced, in its batch and in order, by the actions ``expand`` makes of it."""
-    return dataclasses.replace(plan, batches=tuple(
-        dataclasses.replace(batch, actions=tuple(new for action in batch.actions for new in expand(action)))
-        for batch in plan.batches))
+        if follow:
+            found.append((action.name, tuple(follow)))
+    return tuple(found)
 
 
 def _name_of(requirement: str) -> str:
@@ -235,73 +235,30 @@ def _name_of(requirement: str) -> str:
     return head
 
 
-# --- walking the plan --------------------------------------------------------------------------------------------
+# --- what the wheels' paths hold now (the rules: _decide/install_refusals.py) ---------------------------------
 
-@dataclass
-class _Owner:
-    key: str
-    label: str
-    algorithm: Optional[str]
-    digest: Optional[str]
-    planned: bool  # a wheel of this plan, not an installed distribution
-
-
-def _walk(obs, plan: Plan, wheels) -> Tuple[List[F.Finding], Dict[str, Dict[str, List[str]]]]:
-    """(INSTALL_WOULD_OVERWRITE findings, name -> {removed owner label: freed paths}) for the plan in order."""
-    installed = _installed_owners(obs, wheels)
-    gone: set = set()
-    added: Dict[str, _Owner] = {}  # real path -> the plan's wheel that writes it last
-    findings: List[F.Finding] = []
-    replaced: Dict[str, Dict[str, List[str]]] = {}
-    for action in (a for b in plan.batches for a in b.actions):
-        if action.kind == "remove":
-            gone.add(action.name)
-            continue
-        if action.name not in wheels:
-            continue
-        wheel = wheels[action.name]
-        clashes: Dict[str, List[str]] = {}
-        for path in wheel.paths:
-            real = os.path.realpath(path.target)
-            owners = [o for o in installed.get(real, ()) if o.key != wheel.key and o.key not in gone]
-            earlier = added.get(real)
-            if earlier is not None and earlier.key != wheel.key and earlier.key not in gone:
-                owners.append(earlier)
-            shown = obs.relpath(path.target)
-            for owner in owners:
-                if not _identical(owner, path):
-                    clashes.setdefault(owner.label + (" (planned in this run)" if owner.planned else ""), []).append(shown)
-            for owner in installed.get(real, ()):
-                if owner.key in gone and owner.key != wheel.key:
-                    replaced.setdefault(action.name, {}).setdefault(owner.label, []).append(shown)
-            added[real] = _Owner(wheel.key, wheel.label, path.algorithm, path.digest, True)
-        gone.discard(wheel.key)
-        if clashes:
-            findings.append(_overwrite_finding(action, wheel, clashes))
-    return findings, replaced
-
-
-def _installed_owners(obs, wheels) -> Dict[str, List[_Owner]]:
-    """real path -> installed owners (with their RECORD hash) of every path the plan's wheels write."""
-    targets = {os.path.realpath(p.target) for w in wheels.values() for p in w.paths}
+def _path_owners(obs: Observations, wheels) -> PathOwners:
+    """The real path of every path the plan's wheels write, its installed owners (with their RECORD hash), and
+    the wheel paths whose file on disk an installed owner without a RECORD hash holds with the wheel's bytes."""
+    real = {p.target: os.path.realpath(p.target) for w in wheels.values() for p in w.paths}
+    targets = set(real.values())
     dists = {d.dist_info: d for t in targets for d in obs.owners_of(t)}
-    owners: Dict[str, List[_Owner]] = {}
+    installed: Dict[str, List[Owner]] = {}
     for dist_info, rows in locate_entries(list(dists.values()), obs.layout.root).items():
         dist = dists[dist_info]
         for entry, location, _problem in rows:
-            real = os.path.realpath(location) if location else None
-            if real in targets:
-                owners.setdefault(real, []).append(_Owner(dist.key, dist.label, entry.algorithm, entry.digest, False))
-    return owners
+            where = os.path.realpath(location) if location else None
+            if where in targets:
+                installed.setdefault(where, []).append(Owner(dist.key, dist.label, entry.algorithm, entry.digest, False))
+    same = {path for wheel in wheels.values() for path in wheel.paths
+            if _same_on_disk(path, [o for o in installed.get(real[path.target], ()) if o.key != wheel.key])}
+    return PathOwners(real, installed, frozenset(same))
 
 
-def _identical(owner: _Owner, path) -> bool:
-    """Same bytes: the owner's RECORD hash equals the wheel's, or (the owner lists none) the file on disk does."""
-    if not path.digest or not path.algorithm:
-        return False
-    if owner.digest:
-        return owner.algorithm == path.algorithm and owner.digest == path.digest
-    if owner.planned:
+def _same_on_disk(path, others: Sequence[Owner]) -> bool:
+    """The file on disk at the wheel path's target has the wheel's hash; asked only where another distribution
+    owns it without a RECORD hash (only the file on disk then says whether the bytes differ)."""
+    if not path.digest or not path.algorithm or all(o.digest for o in others):
         return False
     try:
         digest = hashlib.new(path.algorithm)
@@ -311,80 +268,3 @@ def _identical(owner: _Owner, path) -> bool:
     except (OSError, ValueError):
         return False
     return base64.urlsafe_b64encode(digest.digest()).rstrip(b"=").decode() == path.digest
-
-
-def _overwrite_finding(action: Action, wheel, clashes: Dict[str, List[str]]) -> F.Finding:
-    paths = shared_objects_first(sorted({p for ps in clashes.values() for p in ps}))
-    whose = "; ".join("%d of %s" % (len(ps), label) for label, ps in sorted(clashes.items()))
-    labels = sorted(clashes)
-    message = "%s (%s, %s) would overwrite %d file(s) owned by another wheel (%s): %s%s." % (
-        wheel.label, os.path.basename(wheel.file), action.reason, len(paths), whose, ", ".join(paths[:_SHOWN]),
-        " and %d more" % (len(paths) - _SHOWN) if len(paths) > _SHOWN else "")
-    fix = ("Drop %s (or the packages entry that brings it), or replace %s: remove it in the same run (remove:, "
-           "when nothing declared requires it), so that its files are freed before %s writes them."
-           % (wheel.name, " and ".join(label.split(" (planned")[0] for label in labels), wheel.name))
-    details = {"wheel": os.path.basename(wheel.file), "distribution": wheel.name, "version": wheel.version,
-               "requirement": action.requirement, "paths": paths,
-               "owners": {label: shared_objects_first(ps) for label, ps in sorted(clashes.items())}}
-    return F.Finding(F.INSTALL_WOULD_OVERWRITE, F.ERROR, wheel.label, message, fix, details)
-
-
-# --- CUDA majors -------------------------------------------------------------------------------------------------
-
-def _major_mismatches(obs, plan: Plan, wheels) -> List[F.Finding]:
-    """INSTALL_CUDA_MAJOR_MISMATCH for each new wheel built for another CUDA major than the anchor."""
-    anchor = canonical_name(obs.options.anchor)
-    anchor_label, anchor_major = _anchor_major(obs, anchor, wheels)
-    if anchor_major is None:
-        return []
-    findings = []
-    for action in (a for b in plan.batches for a in b.actions if a.kind == "install" and a.name != anchor):
-        if action.name not in wheels:
-            continue
-        wheel = wheels[action.name]
-        major, evidence = _wheel_major(wheel)
-        if major is None or major == anchor_major:
-            continue
-        findings.append(F.Finding(
-            F.INSTALL_CUDA_MAJOR_MISMATCH, F.ERROR, wheel.label,
-            "%s (%s, %s) is built for CUDA %d (%s), but the anchor %s is built for CUDA %d." % (
-                wheel.label, os.path.basename(wheel.file), action.reason, major, evidence, anchor_label, anchor_major),
-            "Drop %s (or the packages entry that brings it), or use its CUDA %d build; a venv runs one CUDA major."
-            % (wheel.name, anchor_major),
-            {"wheel": os.path.basename(wheel.file), "distribution": wheel.name, "version": wheel.version,
-             "requirement": action.requirement, "cuda_major": major, "evidence": evidence,
-             "anchor_cuda_major": anchor_major}))
-    return findings
-
-
-def _wheel_major(wheel) -> Tuple[Optional[int], Optional[str]]:
-    """The CUDA major of a wheel as of an installed distribution: name, install folder, version, dependencies."""
-    return cuda.cuda_major(wheel.key, wheel.version, [p.record for p in wheel.paths], (), wheel.requires_dist)
-
-
-def _anchor_major(obs, anchor: str, wheels) -> Tuple[str, Optional[int]]:
-    """The anchor's label and CUDA major: of its wheel when the plan installs it, else as installed."""
-    if anchor in wheels:
-        wheel = wheels[anchor]
-        return wheel.label, _wheel_major(wheel)[0]
-    for dist in obs.distributions:
-        if dist.key == anchor:
-            return dist.label, obs.majors.get(dist.dist_info, (None, None))[0]
-    return anchor, None
-
-
-def _with_reasons(plan: Plan, replaced: Dict[str, Dict[str, List[str]]], unchecked: Sequence[str]) -> Plan:
-    """The plan with each planned replacement, and each wheel the sources do not offer, said in its action's reason."""
-    if not replaced and not unchecked:
-        return plan
-
-    def explained(action):
-        freed = replaced.get(action.name) if action.kind != "remove" else None
-        if freed:
-            action = dataclasses.replace(action, reason=action.reason + "; replaces %s, removed before it" % "; ".join(
-                "%d file(s) of %s" % (len(paths), label) for label, paths in sorted(freed.items())))
-        if action.kind != "remove" and action.name in unchecked:
-            action = dataclasses.replace(action, reason=action.reason + "; no wheel of it in the wheel sources: "
-                                         "not checked, its batch will be unfixable")
-        return [action]
-    return _each_action(plan, explained)

@@ -7,9 +7,10 @@ Private to the gpuops.cuda_venv collection: not a public API.
 
 The install guard (install_guard.py) has each wheel of the plan as a file; here every shared object inside a wheel
 of ``packages`` is read as the facts read an installed one (``_read/binaries/fatbin.py``: the ``.nv_fatbin`` headers only),
-straight from the zip member, and judged by the facts' own rule (``_decide/performance.kernel_verdict``) for each of
-``gpu_archs``, or else each GPU NVML reports. torch 2.14.1+cu130 declared on a V100 (compute capability 7.0) is
-refused: its libraries carry no sm_70 and no PTX (docs/FINDINGS.md, KERNELS_MISSING).
+straight from the zip member, and judged (``_decide/install_refusals.py``, by the facts' own rule
+``_decide/performance.kernel_verdict``) for each of ``gpu_archs``, or else each GPU NVML reports. torch 2.14.1+cu130
+declared on a V100 (compute capability 7.0) is refused: its libraries carry no sm_70 and no PTX (docs/FINDINGS.md,
+KERNELS_MISSING).
 
 A wheel member is compressed: a forward read decompresses up to the offset (never keeping it), a read behind the
 stream restarts it; the two chunks streamed last before a read are kept with it, so that the section names just before
@@ -18,13 +19,12 @@ the section headers cost no second pass. A large library costs about two decompr
 
 from __future__ import annotations
 
-import os
 import zipfile
 from typing import Callable, Dict, List, Optional, Sequence, Tuple
 
-from ansible_collections.gpuops.cuda_venv.plugins.module_utils._core.names import canonical_name, is_shared_object
+from ansible_collections.gpuops.cuda_venv.plugins.module_utils._core.names import is_shared_object
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._decide import findings as F
-from ansible_collections.gpuops.cuda_venv.plugins.module_utils._decide.performance import NONE, archs_text, kernel_verdict
+from ansible_collections.gpuops.cuda_venv.plugins.module_utils._decide.install_refusals import declared_wheels, no_kernel_findings
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._read.binaries.elf import ElfError
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._read.binaries.fatbin import Kernels, kernels_of
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._read.host.gpu import gpu_facts
@@ -87,30 +87,15 @@ def wheel_kernels(wheel_file: str) -> List[Tuple[str, Kernels]]:
 
 
 def kernel_refusals(wheels: Dict[str, object], declared: Sequence[str], gpu_archs: Sequence[str],
-                    nvml: Callable[[], dict] = gpu_facts) -> Tuple[List[F.Finding], Optional[List[str]]]:
+                    nvml: Callable[[], object] = gpu_facts) -> Tuple[List[F.Finding], Optional[List[str]]]:
     """(INSTALL_NO_KERNEL findings, the compute capabilities judged) for the wheels (name -> WheelContents) of the
     ``declared`` requirements' names. The GPUs are ``gpu_archs`` or, when that is empty, NVML's; None judged: no GPU
     known, no wheel read, nothing refused."""
-    names = {canonical_name(n) for n in declared}
-    chosen = [wheels[n] for n in sorted(names) if n in wheels]
+    chosen = declared_wheels(wheels, declared)
     if not chosen:
         return [], None
-    targets = list(gpu_archs) or [d["compute_capability"] for d in nvml().get("devices", []) if d.get("compute_capability")]
+    targets = list(gpu_archs) or [d.compute_capability for d in nvml().devices if d.compute_capability]
     if not targets:
         return [], None
     carried = [(wheel, wheel_kernels(wheel.file)) for wheel in chosen]
-    findings = []
-    for wheel, members in carried:
-        for member, kernels in members:
-            missing = [cc for cc in targets if kernel_verdict(kernels.sass, kernels.ptx, cc)[0] == NONE]
-            if missing:
-                findings.append(F.Finding(
-                    F.INSTALL_NO_KERNEL, F.ERROR, wheel.label,
-                    "%s (%s): %s has no kernel for compute capability %s: it carries %s." % (
-                        wheel.label, os.path.basename(wheel.file), member, ", ".join(missing),
-                        archs_text(kernels.sass, kernels.ptx)),
-                    "Declare a build of %s made for this GPU (or drop it): installed, its CUDA code would fail with "
-                    "\"no kernel image is available for execution on the device\"." % wheel.name,
-                    {"wheel": os.path.basename(wheel.file), "distribution": wheel.name, "version": wheel.version,
-                     "library": member, "compute_capabilities": missing, **kernels.as_dict()}))
-    return findings, sorted(set(targets))
+    return no_kernel_findings(carried, targets), sorted(set(targets))

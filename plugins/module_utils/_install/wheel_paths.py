@@ -20,7 +20,7 @@ from dataclasses import dataclass
 from typing import List, Optional, Sequence, Tuple
 
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._core.errors import CudaVenvError
-from ansible_collections.gpuops.cuda_venv.plugins.module_utils._core.names import canonical_name, is_shared_object
+from ansible_collections.gpuops.cuda_venv.plugins.module_utils._core.names import canonical_name
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._core.venv_paths import local_path
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._read.packaging.distributions import (
     METADATA_LIMIT, RECORD_LIMIT, parse_metadata, parse_record)
@@ -60,11 +60,6 @@ class WheelContents:
     @property
     def label(self) -> str:
         return "%s %s" % (self.name, self.version)
-
-
-def shared_objects_first(paths: Sequence[str]) -> List[str]:
-    """Shared objects (names.is_shared_object: what a loader maps) first, then the rest; each part sorted."""
-    return sorted(paths, key=lambda p: (not is_shared_object(p), p))
 
 
 def read_wheel(wheel_file: str, root: str, site_packages: str, python_version: str) -> WheelContents:

@@ -27,7 +27,7 @@ from ansible_collections.gpuops.cuda_venv.plugins.module_utils._core.names impor
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._read.packaging.distributions import (
     Distribution, entry_location, locate_entries, read_distributions)
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._read.binaries.elf import ElfError, ElfInfo, read_elf
-from ansible_collections.gpuops.cuda_venv.plugins.module_utils._read.host.gpu import gpu_facts
+from ansible_collections.gpuops.cuda_venv.plugins.module_utils._read.host.gpu import GpuFacts, gpu_facts
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._read.packaging.guard_state import GuardState, read_guard
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._read.packaging.install_times import InstallStamp, read_stamps
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._read.host.performance_state import PerformanceReading, read_performance
@@ -83,6 +83,28 @@ class SharedObject:
     error: Optional[str]
 
 
+@dataclass(frozen=True)
+class CudaMajor:
+    """The CUDA major a distribution is built for (None: no evidence of one) and the evidence that tells it
+    ("name", "install path", "soname libcublas.so.13", "version", "dependency nvidia-cudnn-cu12", "links against CUDA
+    12"; None with no major)."""
+
+    major: Optional[int] = None
+    evidence: Optional[str] = None
+
+
+NO_CUDA_MAJOR = CudaMajor()
+
+
+@dataclass(frozen=True)
+class UnsafeEntry:
+    """A RECORD entry that resolves outside the venv: never read, deleted or written."""
+
+    dist: Distribution
+    path: str  # the entry's path as RECORD writes it
+    problem: str  # why it is refused, as a sentence
+
+
 @dataclass
 class Observations:
     """Everything gathered about one venv; input of the diagnosis."""
@@ -94,9 +116,9 @@ class Observations:
     distributions: List[Distribution]
     file_states: Dict[str, FileState]
     conflicts: List[Conflict]
-    majors: Dict[str, Tuple[Optional[int], Optional[str]]]
+    majors: Dict[str, CudaMajor]  # dist_info -> its CUDA major
     objects: Dict[str, SharedObject]
-    unsafe_entries: List[Tuple[Distribution, str, str]]
+    unsafe_entries: List[UnsafeEntry]
     loader: LoaderConfig
     entry_points: Tuple[str, ...]
     preloaded: Dict[str, str]
@@ -104,7 +126,7 @@ class Observations:
     other_resolutions: Dict[str, List[Resolution]]
     requirements: List[RequirementEdge]
     probe: Optional[ProbeResult]
-    gpu: Optional[dict]
+    gpu: Optional[GpuFacts]  # None: not gathered (options.gpu False)
     owner_index: Mapping = field(default_factory=dict)  # {real path: [owners]}: a dict, or ListedOwners
     scripts: Optional[ScriptCheck] = None  # console scripts relocated or pointing at a missing interpreter
     shadowed: Dict[str, Shadowed] = field(default_factory=dict)  # sonames the venv has that LD_LIBRARY_PATH takes over
@@ -117,6 +139,10 @@ class Observations:
     performance: Optional[PerformanceReading] = None  # options.performance: kernels, jobs' environment, processes
     read_index: Optional[ReadIndex] = field(default=None, repr=False)  # options.read_index: what it reused and read
     resolved: Dict[str, str] = field(default_factory=dict, repr=False, compare=False)  # real_path's memo
+
+    def cuda_major(self, dist_info: str) -> CudaMajor:
+        """The CUDA major of the distribution at ``dist_info``; NO_CUDA_MAJOR for one not read."""
+        return self.majors.get(dist_info, NO_CUDA_MAJOR)
 
     def owners_of(self, path: str) -> List[Distribution]:
         """Distributions whose RECORD lists ``path`` (compared by real path)."""
@@ -208,9 +234,9 @@ class _Files:
     scripts: Optional[ScriptCheck]
     conflicts: list
     owner_index: Mapping
-    unsafe: list
+    unsafe: List[UnsafeEntry]
     objects: dict
-    majors: dict
+    majors: Dict[str, CudaMajor]
     digests: dict
     stamps: dict
     real: dict
@@ -248,9 +274,11 @@ def _read_rest(options, layout, interpreter, site_packages, module, loader, read
     requirements = pinned_edges(options.declared, dists) if options.declared else \
         closure((options.anchor,) + tuple(options.roots), dists, marker_env)
     gpu = gpu_facts(with_state=options.performance) if options.gpu else None
+    states = gpu.states if gpu is not None else None
+    if states is not None:
+        gpu = dataclasses.replace(gpu, states=None)  # the states are the performance reading's
     performance = read_performance(layout.root, [p for p, o in objects.items() if o.elf is not None],
-                                   tuple(gpu.pop("states", ())) if gpu else (),
-                                   reader.kernels) if options.performance else None
+                                   tuple(states or ()), reader.kernels) if options.performance else None
     return Observations(
         options=options, layout=layout, interpreter=interpreter,
         site_packages=site_packages, distributions=dists, file_states=files.file_states, conflicts=files.conflicts,
@@ -341,7 +369,7 @@ def _index_owners(dists: List[Distribution], locations: dict, links: set, listin
     located paths that are symlinks (check_all's); any other resolves as its folder's real path and its name.
     ``listing``: listed_paths()'s; when no folder and no entry resolves elsewhere (most venvs) it is the index.
     ``real``: real_path's memo, as locate_entries() filled it."""
-    unsafe = [(dist, entry.path, problem) for dist in dists for entry, path, problem in locations[dist.dist_info]
+    unsafe = [UnsafeEntry(dist, entry.path, problem) for dist in dists for entry, path, problem in locations[dist.dist_info]
               if path is None]
     first, shared = listing
     folders = {path.rpartition("/")[0] or "/" for path in first}
@@ -426,15 +454,15 @@ def _scan_objects(dists: List[Distribution], locations: dict, reader=read_elf) -
     return objects
 
 
-def _major_of(dist: Distribution, objects: Dict[str, SharedObject]):
+def _major_of(dist: Distribution, objects: Dict[str, SharedObject]) -> CudaMajor:
     owned = [o for o in objects.values() if o.owner is dist and o.elf is not None]
     provided = [o.elf.soname for o in owned if o.elf.soname]
-    major = cuda.cuda_major(dist.key, dist.version, [e.path for e in dist.entries], provided, dist.requires_dist)
-    if major[0] is None and (dist.key in cuda.KNOWN_CUDA_CONSUMERS or owned):
+    major, evidence = cuda.cuda_major(dist.key, dist.version, [e.path for e in dist.entries], provided, dist.requires_dist)
+    if major is None and (dist.key in cuda.KNOWN_CUDA_CONSUMERS or owned):
         needed = cuda.needed_major(n for o in owned for n in o.elf.needed)
         if needed is not None:
-            return needed, "links against CUDA %d" % needed
-    return major
+            return CudaMajor(needed, "links against CUDA %d" % needed)
+    return CudaMajor(major, evidence)
 
 
 def loader_config(runner: Runner, ld_library_path: Tuple[str, ...]) -> LoaderConfig:

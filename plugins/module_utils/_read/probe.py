@@ -10,7 +10,7 @@ functions start its interpreter as a subprocess through a runner, with a
 timeout, a fresh empty working directory, ``-I`` (no cwd on sys.path, no
 PYTHON* variables, no user site) and ``-B`` (no .pyc written into the venv),
 and a clean environment.  torch preloads ``<each sys.path entry>/nvidia/*/lib``
-(torch/__init__.py, _preload_cuda_deps), so a probe started with the caller's cwd on sys.path
+(torch/__init__.py, _preload_cuda_deps; docs/CUDA_NOTES.md, Loader rules), so a probe started with the caller's cwd on sys.path
 could load someone else's libraries: these probes cannot.
 
 The scripts below run in the venv's interpreter, which may be old: they stay

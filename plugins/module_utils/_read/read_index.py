@@ -8,7 +8,7 @@ Private to the gpuops.cuda_venv collection: not a public API.
 
 A fleet diagnoses every venv on every pass; an unchanged venv must not cost every ELF header, every ``.nv_fatbin`` and
 every RECORD again. An entry is reused only when each file's identity (device, inode, size, mtime, ctime) is the one
-recorded (a dist-info's: the folder's and that of each file read_dist_info reads, or that it is absent): an
+recorded (docs/CUDA_NOTES.md, File identity and racy reads; a dist-info's: the folder's and that of each file read_dist_info reads, or that it is absent): an
 installer unlinks or renames (new inode), an edit in place changes mtime and ctime, and ctime cannot be set back. As git
 does with racy entries, a file changed in the second the run that wrote the index began, or later, is read again: a
 write later in that second, or while the run read the file, could keep mtime and ctime (the kernel's clock for them is

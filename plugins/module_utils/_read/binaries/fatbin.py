@@ -5,7 +5,7 @@
 
 Private to the gpuops.cuda_venv collection: not a public API.
 
-The section holds fatbin containers one after another: a 16-byte header (u32 magic
+The section holds fatbin containers one after another (docs/CUDA_NOTES.md, Fatbin format): a 16-byte header (u32 magic
 0xBA55ED50, u16 version, u16 header size, u64 size of what follows), then entries, each a header (u16 kind: 1 PTX,
 2 machine code (SASS); u16 version; u32 header size; u64 payload size; u32 architecture at byte 28, 90 for sm_90;
 u32 flags at byte 40) and its payload. Only the headers are read, from header to header: torch's section is

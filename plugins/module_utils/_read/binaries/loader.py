@@ -5,7 +5,7 @@
 
 Private to the gpuops.cuda_venv collection: not a public API.
 
-Follows ``_dl_map_object`` in glibc's elf/dl-load.c (see ``man ld.so``). For a
+Follows ``_dl_map_object`` in glibc's elf/dl-load.c (see ``man ld.so``; docs/CUDA_NOTES.md, Loader rules). For a
 NEEDED name without a slash: an object already loaded under that name or SONAME;
 else, when the requesting object has no DT_RUNPATH, the DT_RPATH of the
 requester, of its loader and on up the chain of loaders, then of the

@@ -15,6 +15,8 @@ driver 525 or newer and for 13.x driver 580 or newer (docs/FINDINGS.md, DRIVER_T
 from __future__ import annotations
 
 import traceback
+from dataclasses import dataclass
+from typing import Optional, Tuple
 
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._core.errors import CudaVenvError
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._read.host.gpu_state import device_state
@@ -39,55 +41,97 @@ class GpuError(CudaVenvError, ValueError):
     """A CUDA version string that cannot be read, or a CUDA major with no known driver rule."""
 
 
-def gpu_facts(with_state: bool = False) -> dict:
-    """Driver and devices as NVML reports them; ``available`` False with a ``reason`` when it cannot.
+@dataclass(frozen=True)
+class GpuDevice:
+    """One GPU as NVML reports it."""
 
-    Shape: available, reason, driver_version, cuda_driver_version (e.g. 13000),
-    max_cuda (e.g. "13.0"), devices (index, name, uuid, memory_total_mib,
-    compute_capability).  What was read before a failure is kept.  ``with_state``: also ``states``, each device's
-    state in the same NVML session (gpu_state.device_state), by device index.
+    index: int
+    name: str
+    uuid: str
+    memory_total_mib: int
+    compute_capability: str  # "9.0"
+
+    def as_dict(self) -> dict:
+        return {"index": self.index, "name": self.name, "uuid": self.uuid, "memory_total_mib": self.memory_total_mib,
+                "compute_capability": self.compute_capability}
+
+
+@dataclass(frozen=True)
+class GpuFacts:
+    """The driver and devices as NVML reports them; ``available`` False with a ``reason`` when it cannot.
+
+    What was read before a failure is kept. ``states``: each device's state read in the same NVML session
+    (gpu_state.device_state, a dict each), by device index; None when not asked for or no device was read.
     """
-    facts = {"available": False, "reason": None, "driver_version": None, "cuda_driver_version": None, "max_cuda": None, "devices": []}
-    if not HAS_PYNVML:
-        facts["reason"] = "pynvml (nvidia-ml-py) is not installed"
+
+    available: bool = False
+    reason: Optional[str] = None
+    driver_version: Optional[str] = None
+    cuda_driver_version: Optional[int] = None  # e.g. 13000
+    max_cuda: Optional[str] = None  # e.g. "13.0"
+    devices: Tuple[GpuDevice, ...] = ()
+    states: Optional[Tuple[dict, ...]] = None
+
+    def as_dict(self) -> dict:
+        """The facts as the modules return them: available, reason, driver_version, cuda_driver_version, max_cuda,
+        devices (index, name, uuid, memory_total_mib, compute_capability), and ``states`` when read."""
+        facts = {"available": self.available, "reason": self.reason, "driver_version": self.driver_version,
+                 "cuda_driver_version": self.cuda_driver_version, "max_cuda": self.max_cuda,
+                 "devices": [d.as_dict() for d in self.devices]}
+        if self.states is not None:
+            facts["states"] = list(self.states)
         return facts
+
+
+def gpu_facts(with_state: bool = False) -> GpuFacts:
+    """Driver and devices as NVML reports them (GpuFacts); ``available`` False with a ``reason`` when it cannot.
+
+    What was read before a failure is kept.  ``with_state``: also ``states``, each device's state in the same NVML
+    session (gpu_state.device_state), by device index.
+    """
+    if not HAS_PYNVML:
+        return GpuFacts(reason="pynvml (nvidia-ml-py) is not installed")
     try:
         pynvml.nvmlInit()
     except pynvml.NVMLError as exc:
-        facts["reason"] = "NVML could not be initialised: %s" % _text(str(exc))
-        return facts
+        return GpuFacts(reason="NVML could not be initialised: %s" % _text(str(exc)))
+    read = {"devices": [], "states": []}
     try:
-        _read(facts, with_state)
+        _read(read, with_state)
     except pynvml.NVMLError as exc:
-        facts["reason"] = "NVML query failed: %s" % _text(str(exc))
+        read["reason"] = "NVML query failed: %s" % _text(str(exc))
     finally:
         try:
             pynvml.nvmlShutdown()
         except pynvml.NVMLError:
             pass
-    return facts
+    return GpuFacts(available=read.get("available", False), reason=read.get("reason"),
+                    driver_version=read.get("driver_version"), cuda_driver_version=read.get("cuda_driver_version"),
+                    max_cuda=read.get("max_cuda"), devices=tuple(read["devices"]),
+                    states=tuple(read["states"]) if read["states"] else None)
 
 
-def _read(facts: dict, with_state: bool) -> None:
-    facts["driver_version"] = _text(pynvml.nvmlSystemGetDriverVersion())
-    facts["cuda_driver_version"] = int(pynvml.nvmlSystemGetCudaDriverVersion_v2())
-    facts["max_cuda"] = cuda_version_text(facts["cuda_driver_version"])
+def _read(read: dict, with_state: bool) -> None:
+    """Fill ``read`` (GpuFacts' fields) as NVML answers, so that what came before a failure is kept."""
+    read["driver_version"] = _text(pynvml.nvmlSystemGetDriverVersion())
+    read["cuda_driver_version"] = int(pynvml.nvmlSystemGetCudaDriverVersion_v2())
+    read["max_cuda"] = cuda_version_text(read["cuda_driver_version"])
     for index in range(pynvml.nvmlDeviceGetCount()):
         handle = pynvml.nvmlDeviceGetHandleByIndex(index)
         major, minor = pynvml.nvmlDeviceGetCudaComputeCapability(handle)
-        facts["devices"].append({
-            "index": index,
-            "name": _text(pynvml.nvmlDeviceGetName(handle)),
-            "uuid": _text(pynvml.nvmlDeviceGetUUID(handle)),
-            "memory_total_mib": int(pynvml.nvmlDeviceGetMemoryInfo(handle).total) // _MIB,
-            "compute_capability": "%d.%d" % (major, minor),
-        })
+        read["devices"].append(GpuDevice(
+            index=index,
+            name=_text(pynvml.nvmlDeviceGetName(handle)),
+            uuid=_text(pynvml.nvmlDeviceGetUUID(handle)),
+            memory_total_mib=int(pynvml.nvmlDeviceGetMemoryInfo(handle).total) // _MIB,
+            compute_capability="%d.%d" % (major, minor),
+        ))
         if with_state:
-            facts.setdefault("states", []).append(device_state(pynvml, handle))
-    if facts["devices"]:
-        facts["available"] = True
+            read["states"].append(device_state(pynvml, handle))
+    if read["devices"]:
+        read["available"] = True
     else:
-        facts["reason"] = "NVML found no GPU device"
+        read["reason"] = "NVML found no GPU device"
 
 
 def cuda_version_text(value: int) -> str:

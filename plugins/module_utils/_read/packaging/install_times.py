@@ -5,7 +5,7 @@
 
 Private to the gpuops.cuda_venv collection: not a public API.
 
-Measured with pip 25 and uv 0.13 (docs/FINDINGS.md, CONTAMINATION_SOURCE):
+Measured with pip 25 and uv 0.13 (docs/CUDA_NOTES.md, What pip and uv record; docs/FINDINGS.md, CONTAMINATION_SOURCE):
 - pip writes every file fresh, one distribution after another: the package files, then it byte-compiles, then
   INSTALLER, REQUESTED, direct_url.json, and RECORD last. Its span runs from the oldest of its files to the
   newest of those it writes last. A file does not count when it cannot be this install's: a ``.pyc`` (a cache

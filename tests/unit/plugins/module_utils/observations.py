@@ -13,7 +13,7 @@ RequirementEdge, LoadResult/Resolution/LoadedObject, ProbeResult, ElfInfo), shap
   file outside the dist-info); a missing file is not on disk, so it is no shared object either;
 - conflicts are the paths listed by two or more distributions, owners in distribution order,
   ``on_disk`` "none" when the path is missing, else what ``on_disk`` says (default None: unknown);
-- CUDA majors come from ``observe._major_of``, requirements from ``requirements.closure`` with
+- CUDA majors (``CudaMajor``) come from ``observe._major_of``, requirements from ``requirements.closure`` with
   a Linux x86_64 CPython 3.12 marker environment, unless given.
 
 Paths given as relative are relative to site-packages (``SITE``); the venv root ``ROOT`` does
@@ -33,7 +33,8 @@ from ansible_collections.gpuops.cuda_venv.plugins.module_utils._read.packaging.d
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._read.binaries.elf import EM_X86_64, ET_DYN, ElfInfo
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._read.binaries.loader import (
     VIA_MISSING, VIA_RPATH, LoadedObject, LoaderConfig, LoadResult, Resolution)
-from ansible_collections.gpuops.cuda_venv.plugins.module_utils._read.observe import FactsOptions, Observations, SharedObject
+from ansible_collections.gpuops.cuda_venv.plugins.module_utils._read.host.gpu import GpuDevice, GpuFacts
+from ansible_collections.gpuops.cuda_venv.plugins.module_utils._read.observe import FactsOptions, Observations, SharedObject, UnsafeEntry
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._read.probe import InterpreterInfo, ProbeResult
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._read.packaging.record_check import Conflict, FileState
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._read.packaging.requirements import closure
@@ -123,16 +124,22 @@ def probe_failed(error: str, traceback=None, returncode=1, timed_out=False, sign
                        timed_out=timed_out, signal=signal, loaded=(), versions={}, duration=0.5)
 
 
-def gpu(max_cuda: str, driver: str = "550.54.15") -> dict:
-    """NVML facts of a host with one GPU whose driver supports CUDA up to ``max_cuda``."""
+def device(name: str = "NVIDIA H100 80GB HBM3", compute_capability: str = "9.0", index: int = 0,
+           memory_total_mib: int = 81559) -> GpuDevice:
+    """One GPU as NVML reports it."""
+    return GpuDevice(index=index, name=name, uuid="GPU-%08d-0000-0000-0000-000000000000" % index,
+                     memory_total_mib=memory_total_mib, compute_capability=compute_capability)
+
+
+def gpu(max_cuda: str, driver: str = "550.54.15", devices=None) -> GpuFacts:
+    """NVML facts of a host whose driver supports CUDA up to ``max_cuda``; ``devices``: its GPUs (one H100 unless given)."""
     major, minor = max_cuda.split(".")
-    return {"available": True, "reason": None, "driver_version": driver,
-            "cuda_driver_version": int(major) * 1000 + int(minor) * 10, "max_cuda": max_cuda,
-            "devices": [{"index": 0, "name": "NVIDIA H100 80GB HBM3"}]}
+    return GpuFacts(available=True, reason=None, driver_version=driver,
+                    cuda_driver_version=int(major) * 1000 + int(minor) * 10, max_cuda=max_cuda,
+                    devices=tuple(devices) if devices is not None else (device(),))
 
 
-NO_GPU = {"available": False, "reason": "NVML not found", "driver_version": None, "cuda_driver_version": None,
-          "max_cuda": None, "devices": []}
+NO_GPU = GpuFacts(available=False, reason="NVML not found")
 
 
 def interpreter(ok: bool = True, error=None) -> InterpreterInfo:
@@ -169,7 +176,7 @@ def build(dists, *, anchor="torch", roots=(), missing=None, modified=None, on_di
         conflicts=_conflicts(dists, gone, on_disk or {}),
         majors={d.dist_info: observe._major_of(d, objects) for d in dists},
         objects=objects,
-        unsafe_entries=[(_one(dists, key), path, problem) for key, path, problem in unsafe],
+        unsafe_entries=[UnsafeEntry(_one(dists, key), path, problem) for key, path, problem in unsafe],
         loader=LoaderConfig(),
         entry_points=tuple(sp(p) for p in entry_points) if entry_points is not None else
         tuple(sp(p) for p in list(import_graph or {})[:1]),

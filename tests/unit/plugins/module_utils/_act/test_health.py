@@ -13,7 +13,7 @@ import pytest
 
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._act.health import (
     Health, Known, Pending, judged, probe_pycache, regression, what_tested, with_light_test)
-from ansible_collections.gpuops.cuda_venv.plugins.module_utils._act.repair import RepairOptions
+from ansible_collections.gpuops.cuda_venv.plugins.module_utils._act.run import RepairOptions
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._decide.plan import DesiredState
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._read.observe import FactsOptions
 from ansible_collections.gpuops.cuda_venv.tests.unit.plugins.module_utils import observations as O

@@ -17,7 +17,8 @@ from ansible_collections.gpuops.cuda_venv.plugins.module_utils._act.journal impo
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._read.observe import FactsOptions
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._decide.plan import DesiredState
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._act.outcome import RepairFailed
-from ansible_collections.gpuops.cuda_venv.plugins.module_utils._act.repair import RepairOptions, repair
+from ansible_collections.gpuops.cuda_venv.plugins.module_utils._act.repair import repair
+from ansible_collections.gpuops.cuda_venv.plugins.module_utils._act.run import RepairOptions
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._act.swap import NEXT_DIR
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._read.venv_layout import read_layout, state_dir_of, swap_dir_of
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._act.facts import gather_facts

@@ -9,11 +9,11 @@ import json
 import os
 
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._act.journal import Journal
-from ansible_collections.gpuops.cuda_venv.plugins.module_utils._act.repair import RepairOptions
+from ansible_collections.gpuops.cuda_venv.plugins.module_utils._act.run import RepairOptions
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._act.swap import IN_PLACE, Strategy, open_swap
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._read.venv_layout import swap_dir_of
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._act.swap_run import (
-    SPARE_INODES, _close_failed, _Flow, _share_bytecode, _verification_problem, check_strategy, decide, plan_needs, plan_on_copy)
+    SPARE_INODES, _close_failed, _Flow, _share_bytecode, _verification_problem, check_strategy, decide, plan_needs)
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._decide.plan import Action, Batch, DesiredState, Plan
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._read.observe import FactsOptions
 from ansible_collections.gpuops.cuda_venv.tests.support.tree_digest import tree_digest
@@ -80,20 +80,6 @@ def test_the_copys_bytecode_tree_is_the_live_venvs(tmp_path):
     assert os.stat(os.path.dirname(pycache)).st_mode & 0o777 == 0o700
     _share_bytecode(pycache, live, copy)  # a second batch finds it made
     assert os.readlink(pycache + "/venvs/.train.cuda_venv/next") == target
-
-
-def test_the_records_a_swap_trims_are_the_copys():
-    live, copy = "/venvs/train", "/venvs/.train.cuda_venv/next"
-    evil = Action("remove", "evil", "evil", "not required", record=live + "/lib/python3.12/site-packages/evil-1.0.dist-info/RECORD",
-                  outside=("../../../../outside/victim.txt",))
-    torch = Action("reinstall", "torch", "torch==2.9.1", "files missing")
-    plan = Plan(batches=(Batch(1, "remove", (evil,), ()), Batch(2, "reinstall", (torch,), ())), unfixable=())
-    moved = plan_on_copy(plan, live, copy)
-    assert moved.batches[0].actions == (Action("remove", "evil", "evil", "not required",
-                                               record=copy + "/lib/python3.12/site-packages/evil-1.0.dist-info/RECORD",
-                                               outside=("../../../../outside/victim.txt",)),)
-    assert moved.batches[1] == plan.batches[1]
-    assert plan.batches[0].actions[0].record.startswith(live + "/")  # the live plan, as reported, is unchanged
 
 
 def _small_venv(tmp_path):

@@ -206,7 +206,7 @@ def test_driver_too_old_from_the_anchor_version_when_the_probe_has_no_cuda_versi
         "The driver supports CUDA up to 12.4 but torch is built for CUDA 13.0: a CUDA 13 build needs driver 580 or newer."
 
 
-@pytest.mark.parametrize("gpu", [None, O.NO_GPU, O.gpu("13.0"), O.gpu("13.1"), dict(O.gpu("12.4"), max_cuda=None)],
+@pytest.mark.parametrize("gpu", [None, O.NO_GPU, O.gpu("13.0"), O.gpu("13.1"), replace(O.gpu("12.4"), max_cuda=None)],
                          ids=["not-gathered", "unavailable", "equal", "newer", "no-max-cuda"])
 def test_no_driver_finding(gpu):
     obs = O.healthy(probe=O.probe_ok({"cuda": "13.0"}), gpu=gpu)

@@ -103,7 +103,10 @@ def test_healthy_report():
                                      "distribution": "nvidia-nvshmem-cu12 3.3.20", "soname": "libmpi.so.40",
                                      "loaded_at_import": False, "error": None}]
     assert result["fallbacks"] == []
-    assert result["gpu"] == O.gpu("13.0", driver="580.65.06")
+    assert result["gpu"] == {
+        "available": True, "reason": None, "driver_version": "580.65.06", "cuda_driver_version": 13000, "max_cuda": "13.0",
+        "devices": [{"index": 0, "name": "NVIDIA H100 80GB HBM3", "uuid": "GPU-00000000-0000-0000-0000-000000000000",
+                     "memory_total_mib": 81559, "compute_capability": "9.0"}]}
     assert result["probe"]["versions"] == {"torch": "2.9.1", "cuda": "12.8", "cudnn": 91002, "nccl": "2.27.5"}
     assert list(result["sonames"]) == sorted(result["sonames"])
     assert result["sonames"]["libnccl.so.2"] == [

@@ -1,10 +1,12 @@
 # -*- coding: utf-8 -*-
 # Copyright: (c) 2026, gpuops.cuda_venv contributors
 # GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
-"""Tests for findings: the stable codes, the result shape, ordering and the one-line summary."""
+"""Tests for findings: the stable codes, the result shape, ordering and the one-line summary; and that every code is
+built in the one _decide module DECIDED_IN names (read from the source with ast)."""
 
 from __future__ import annotations
 
+import ast
 import os
 import re
 
@@ -114,3 +116,139 @@ def test_summarize(findings, summary):
 
 def test_summarize_takes_a_generator():
     assert F.summarize(f for f in [_f(F.IMPORT_FAILED, F.ERROR, "torch")]) == "broken: 1 error(s): IMPORT_FAILED"
+
+
+# --- where each code is decided -------------------------------------------------------------------------------
+
+PLUGINS = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", "..", "..", "..", "..", "plugins"))
+DECIDE = os.path.join("module_utils", "_decide")
+FINDINGS_MODULE = "ansible_collections.gpuops.cuda_venv.plugins.module_utils._decide.findings"
+
+
+def _names(tree):
+    """(local names of the findings module, local names of Finding, local name -> code) imported by ``tree``."""
+    modules, classes, codes = set(), set(), {}
+    for node in ast.walk(tree):
+        if isinstance(node, ast.ImportFrom) and node.module == FINDINGS_MODULE.rsplit(".", 1)[0]:
+            modules.update(a.asname or a.name for a in node.names if a.name == "findings")
+        elif isinstance(node, ast.ImportFrom) and node.module == FINDINGS_MODULE:
+            classes.update(a.asname or a.name for a in node.names if a.name == "Finding")
+            codes.update((a.asname or a.name, a.name) for a in node.names if a.name in F.CODES)
+        elif isinstance(node, ast.Import):
+            modules.update(a.asname for a in node.names if a.name == FINDINGS_MODULE and a.asname)
+    return modules, classes, codes
+
+
+def _code_of(node, modules, codes):
+    """The code a constant expression names (F.CODE, findings.CODE, a code imported bare), else None."""
+    if isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) and node.value.id in modules:
+        return node.attr if node.attr in F.CODES else None
+    if isinstance(node, ast.Name):
+        return codes.get(node.id)
+    return None
+
+
+def _argument(call, index, keyword):
+    """The argument ``call`` passes at position ``index`` or as ``keyword`` (None: not passed)."""
+    if index < len(call.args):
+        return call.args[index]
+    return next((k.value for k in call.keywords if k.arg == keyword), None)
+
+
+def constructions(source, path):
+    """(path, line, code) of each Finding built in ``source``, in source order; code None when the source does not say.
+
+    The code is a constant (F.CODE) or, for a helper that takes the code as a parameter and builds the Finding
+    (diagnose._record_finding), the constants the same file passes for that parameter: one row per call."""
+    tree = ast.parse(source, path)
+    modules, classes, codes = _names(tree)
+    calls = [n for n in ast.walk(tree) if isinstance(n, ast.Call)]
+    found = []
+
+    def builds(call):
+        func = call.func
+        if isinstance(func, ast.Name):
+            return func.id in classes
+        return isinstance(func, ast.Attribute) and func.attr == "Finding" and getattr(func.value, "id", None) in modules
+
+    def rows(call, function):
+        given = _argument(call, 0, "code")
+        code = _code_of(given, modules, codes)
+        params = [a.arg for a in function.args.args] if function is not None else []
+        if code is not None or not isinstance(given, ast.Name) or given.id not in params:
+            return [(path, call.lineno, code)]
+        passed = [_argument(c, params.index(given.id), given.id) for c in calls
+                  if (getattr(c.func, "id", None) or getattr(c.func, "attr", None)) == function.name]
+        return [(path, call.lineno, _code_of(p, modules, codes)) for p in passed] or [(path, call.lineno, None)]
+
+    def visit(node, function):
+        for child in ast.iter_child_nodes(node):
+            if isinstance(child, ast.Call) and builds(child):
+                found.extend(rows(child, function))
+            visit(child, child if isinstance(child, (ast.FunctionDef, ast.AsyncFunctionDef)) else function)
+
+    visit(tree, None)
+    return found
+
+
+def _plugin_constructions():
+    found = []
+    for folder, _dirs, files in os.walk(PLUGINS):
+        for name in sorted(files):
+            if name.endswith(".py"):
+                path = os.path.join(folder, name)
+                with open(path, encoding="utf-8") as handle:
+                    found += constructions(handle.read(), os.path.relpath(path, PLUGINS))
+    return found
+
+
+BUILT = _plugin_constructions()
+
+
+def _decide_module(path):
+    folder, name = os.path.split(path)
+    return name[:-3] if folder == DECIDE else None
+
+
+def test_every_code_says_where_it_is_decided():
+    assert sorted(set(F.CODES) - set(F.DECIDED_IN)) == []
+    assert sorted(set(F.DECIDED_IN) - set(F.CODES)) == []
+    decide = os.path.join(PLUGINS, DECIDE)
+    assert sorted(m for m in set(F.DECIDED_IN.values()) if not os.path.isfile(os.path.join(decide, m + ".py"))) == []
+
+
+def test_findings_are_built_only_in_decide():
+    assert ["%s:%d" % (path, line) for path, line, _code in BUILT if _decide_module(path) is None] == []
+
+
+def test_every_finding_built_names_its_code():
+    assert ["%s:%d" % (path, line) for path, line, code in BUILT if code is None] == []
+
+
+def test_each_code_is_built_in_the_module_decided_in_names():
+    where = {}
+    for path, _line, code in BUILT:
+        if code is not None:
+            where.setdefault(code, set()).add(_decide_module(path) or path)
+    assert {code: sorted(where.get(code, ())) for code in F.CODES if where.get(code) != {F.DECIDED_IN[code]}} == {}
+
+
+def test_the_reader_sees_every_way_a_finding_is_built():
+    source = """
+from ansible_collections.gpuops.cuda_venv.plugins.module_utils._decide import findings as F
+from ansible_collections.gpuops.cuda_venv.plugins.module_utils._decide.findings import Finding, GUARD_STALE as STALE
+
+
+def rule(obs):
+    return [F.Finding(F.IMPORT_FAILED, F.ERROR, "torch", "m"), Finding(STALE, F.WARNING, "v", "m"),
+            Finding(code=F.VENV_MOVED, severity=F.INFO, subject="v", message="m"), _helper(obs, F.ELF_INVALID),
+            _helper(obs, code=F.DIST_INFO_INVALID), Finding(obs.code, F.ERROR, "x", "m")]
+
+
+def _helper(obs, code):
+    return Finding(code, F.ERROR, "x", "m")
+"""
+    assert constructions(source, "module_utils/_install/x.py") == [
+        ("module_utils/_install/x.py", 7, "IMPORT_FAILED"), ("module_utils/_install/x.py", 7, "GUARD_STALE"),
+        ("module_utils/_install/x.py", 8, "VENV_MOVED"), ("module_utils/_install/x.py", 9, None),
+        ("module_utils/_install/x.py", 13, "ELF_INVALID"), ("module_utils/_install/x.py", 13, "DIST_INFO_INVALID")]

@@ -83,7 +83,7 @@ def test_no_kernel_for_a_declared_gpu_is_an_error_naming_the_library_and_its_arc
 
 
 def test_ptx_only_is_a_warning_and_nvml_devices_are_the_targets():
-    gpu = dict(O.gpu("13.0"), devices=[{"index": 0, "name": "NVIDIA H200", "compute_capability": "9.0"}])
+    gpu = O.gpu("13.0", devices=[O.device("NVIDIA H200", "9.0", memory_total_mib=143771)])
     obs = _with(_reading([Extension(O.sp("cupy/_core/core.so"), PTX_ONLY), Extension(FLASH_OPS, FLASH)]), gpu=gpu)
     found = performance_findings(obs)
     assert _codes(found) == [(F.KERNELS_PTX_ONLY, F.WARNING, "cupy/_core/core.so")]
@@ -103,7 +103,7 @@ def test_ptx_only_in_a_library_of_nvidias_own_wheels_is_info():
 
 
 def test_gpu_archs_win_over_nvml_and_nothing_is_judged_without_either():
-    gpu = dict(O.gpu("13.0"), devices=[{"index": 0, "name": "NVIDIA H200", "compute_capability": "9.0"}])
+    gpu = O.gpu("13.0", devices=[O.device("NVIDIA H200", "9.0", memory_total_mib=143771)])
     reading = _reading([Extension(FLASH_OPS, FLASH)])
     assert _codes(performance_findings(_with(reading, gpu_archs=("12.0",), gpu=gpu))) == [
         (F.KERNELS_MISSING, F.ERROR, "sgl_kernel/flash_ops.abi3.so")]
@@ -129,7 +129,7 @@ HEALTHY_STATE = dict(STATE, clock_event_reasons=["gpu_idle"], power_w={"limit": 
 
 
 def _gpu_obs(state, processes=()):
-    gpu = dict(O.gpu("13.0"), devices=[{"index": 0, "name": "NVIDIA H200", "compute_capability": "9.0"}])
+    gpu = O.gpu("13.0", devices=[O.device("NVIDIA H200", "9.0", memory_total_mib=143771)])
     return _with(_reading(states=[state], processes=processes), gpu=gpu)
 
 

@@ -10,7 +10,7 @@ import pytest
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._decide.contaminants import Evidence
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._decide.diagnose import diagnose
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._decide.plan import (
-    Action, Batch, DesiredState, Plan, PlanError, make_plan, predicted_inventory)
+    Action, Batch, Completion, DesiredState, Plan, PlanError, complete_plan, make_plan, predicted_inventory)
 from ansible_collections.gpuops.cuda_venv.tests.unit.plugins.module_utils import observations as O
 from ansible_collections.gpuops.cuda_venv.tests.unit.plugins.module_utils.observations import (
     TORCH_CUDA, build, dist, elf, found)
@@ -388,3 +388,35 @@ def test_a_damaged_cuda_wheel_is_reinstalled_without_being_asked():
 def test_the_anchors_own_edited_files_are_reinstalled():
     obs = O.healthy(modified={"torch": ["torch/__init__.py"]})
     assert steps(plan_of(obs)) == [(1, "reinstall", "torch==2.9.1")]
+
+
+def test_the_records_a_swap_trims_are_the_copys():
+    live, copy = "/venvs/train", "/venvs/.train.cuda_venv/next"
+    evil = Action("remove", "evil", "evil", "not required", record=live + "/lib/python3.12/site-packages/evil-1.0.dist-info/RECORD",
+                  outside=("../../../../outside/victim.txt",))
+    torch = Action("reinstall", "torch", "torch==2.9.1", "files missing")
+    plan = Plan(batches=(Batch(1, "remove", (evil,), ()), Batch(2, "reinstall", (torch,), ())), unfixable=())
+    moved = complete_plan(plan, Completion(copy=(live, copy)))
+    assert moved.batches[0].actions == (Action("remove", "evil", "evil", "not required",
+                                               record=copy + "/lib/python3.12/site-packages/evil-1.0.dist-info/RECORD",
+                                               outside=("../../../../outside/victim.txt",)),)
+    assert moved.batches[1] == plan.batches[1]
+    assert plan.batches[0].actions[0].record.startswith(live + "/")  # the live plan, as reported, is unchanged
+
+
+def test_completion_puts_the_guards_dependencies_after_their_install_and_says_what_each_install_replaces():
+    torch = Action("install", "torch", "torch==2.9.1", "declared")
+    dep = Action("install", "nvidia-nccl-cu12", "nvidia-nccl-cu12==2.27.5", "dependency of torch, resolved by uv")
+    gone = Action("remove", "nvidia-nccl-cu13", "nvidia-nccl-cu13", "not required")
+    plan = Plan(batches=(Batch(1, "one", (gone, torch), ()),), unfixable=())
+    done = complete_plan(plan, Completion(dependencies=(("torch", (dep,)),),
+                                          replaced=(("nvidia-nccl-cu12", (("nvidia-nccl-cu13 2.28.9", 2),)),),
+                                          unchecked=("torch",)))
+    assert done.batches[0].actions == (
+        gone,
+        Action("install", "torch", "torch==2.9.1", "declared; no wheel of it in the wheel sources: not checked, its batch "
+               "will be unfixable"),
+        Action("install", "nvidia-nccl-cu12", "nvidia-nccl-cu12==2.27.5", "dependency of torch, resolved by uv; replaces "
+               "2 file(s) of nvidia-nccl-cu13 2.28.9, removed before it"))
+    assert plan.batches[0].actions == (gone, torch)  # the plan given is not changed
+    assert complete_plan(plan, Completion()) == plan

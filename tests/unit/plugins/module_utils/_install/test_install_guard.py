@@ -11,7 +11,7 @@ import pytest
 
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._core.runner import SubprocessRunner
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._decide import findings as F
-from ansible_collections.gpuops.cuda_venv.plugins.module_utils._decide.plan import Action, Batch, Plan
+from ansible_collections.gpuops.cuda_venv.plugins.module_utils._decide.plan import Action, Batch, Completion, Plan, complete_plan
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._install.install_guard import InstallCheck, InstallRefused, guard_plan
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._install.installers import WheelSources
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._read.observe import FactsOptions, observe
@@ -57,7 +57,7 @@ def no_backend():
 
 def guard(venv, plan, wheels, anchor="torch", **check):
     check = InstallCheck(WheelSources(find_links=(str(wheels),), no_index=True), **check)
-    return guard_plan(observed(venv, anchor), plan, check, no_backend, str(venv / ".cuda_venv"), check_mode=True)
+    return complete_plan(plan, guard_plan(observed(venv, anchor), plan, check, no_backend, str(venv / ".cuda_venv"), check_mode=True))
 
 
 def refusal(venv, plan, wheels, anchor="torch"):
@@ -149,7 +149,7 @@ def test_a_wheel_not_in_the_find_links_is_left_to_the_installer(venv, tmp_path):
 def test_a_plan_without_installs_reads_no_wheel(venv):
     plan = plan_of(Action("remove", "nvidia-cudnn-cu12", "nvidia-cudnn-cu12", "listed in remove"))
     assert guard_plan(observed(venv), plan, InstallCheck(WheelSources(index_url="http://127.0.0.1:9/simple")),
-                      no_backend, str(venv / ".cuda_venv"), check_mode=True) is plan
+                      no_backend, str(venv / ".cuda_venv"), check_mode=True) == Completion()
 
 
 @requires_gcc
@@ -171,3 +171,13 @@ def test_a_declared_wheel_without_a_kernel_for_the_gpu_is_refused_and_nothing_ch
         "sm_90, no PTX.")
     assert guard(venv, plan, tmp_path / "wh", packages=("sglang-kernel==0.4.10",), gpu_archs=("9.0",)) == plan
     assert guard(venv, plan, tmp_path / "wh", gpu_archs=("10.0",)) == plan  # a dependency, not a declared wheel
+
+
+def test_an_installed_file_without_a_record_hash_is_compared_by_its_bytes_on_disk(venv, tmp_path):
+    files = {"shared/lib/libx.so.1": b"same bytes", "shared/include/x.h": b"old header"}
+    record = "".join("%s,,\n" % path for path in files) + "xold-1.0.dist-info/METADATA,,\nxold-1.0.dist-info/RECORD,,\n"
+    make_dist(str(next(venv.glob("lib/python3*/site-packages"))), "xold", "1.0", files=files, record=record.encode())
+    make_wheel(str(tmp_path / "wh"), "xnew", "1.0", files={"shared/lib/libx.so.1": b"same bytes", "shared/include/x.h": b"new"})
+    refused = refusal(venv, plan_of(install("xnew", "xnew==1.0")), tmp_path / "wh")
+    assert [(f.code, f.details["owners"]) for f in refused.findings] == [
+        (F.INSTALL_WOULD_OVERWRITE, {"xold 1.0": ["shared/include/x.h"]})]

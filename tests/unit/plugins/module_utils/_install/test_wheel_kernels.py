@@ -14,6 +14,7 @@ import pytest
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._decide import findings as F
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._install.wheel_kernels import kernel_refusals, wheel_kernels
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._read.binaries.fatbin import read_kernels
+from ansible_collections.gpuops.cuda_venv.plugins.module_utils._read.host.gpu import GpuDevice, GpuFacts
 from ansible_collections.gpuops.cuda_venv.tests.support.elf_helpers import build_so, requires_gcc
 from ansible_collections.gpuops.cuda_venv.tests.support.fatbin_helpers import (
     OBJCOPY, PTX, SASS, add_fatbin_section, build_fatbin_so, fatbin_bytes)
@@ -63,19 +64,14 @@ def test_a_large_compressed_member_reads_as_the_file_does(tmp_path):
 
 
 @requires_gcc
-def test_a_declared_wheel_with_no_kernel_for_the_gpu_is_refused(sglang_wheel):
+def test_a_declared_wheel_is_judged_on_the_kernels_read_from_its_members(sglang_wheel):
+    """The rule itself (messages, PTX, machine code of the major): _decide/test_install_refusals.py."""
     findings, judged = kernel_refusals(_wheels(sglang_wheel), ["sglang-kernel"], ["9.0", "10.0"], nvml=_no_nvml)
     assert judged == ["10.0", "9.0"]
-    assert [(f.code, f.severity, f.subject) for f in findings] == [(F.INSTALL_NO_KERNEL, F.ERROR, "sglang-kernel 0.4.10")]
-    assert findings[0].message == (
-        "sglang-kernel 0.4.10 (sglang_kernel-0.4.10-cp310-abi3-manylinux2014_x86_64.whl): sgl_kernel/flash_ops.abi3.so has "
-        "no kernel for compute capability 10.0: it carries SASS for sm_80, sm_86, sm_90, no PTX.")
-    assert findings[0].details["library"] == "sgl_kernel/flash_ops.abi3.so"
+    assert [(f.code, f.subject, f.details["library"]) for f in findings] == [
+        (F.INSTALL_NO_KERNEL, "sglang-kernel 0.4.10", "sgl_kernel/flash_ops.abi3.so")]
+    assert findings[0].details["wheel"] == "sglang_kernel-0.4.10-cp310-abi3-manylinux2014_x86_64.whl"
     assert findings[0].details["flags"] == {"sm_80": ["0x11"], "sm_86": ["0x11"], "sm_90": ["0x100011"]}
-
-
-@requires_gcc
-def test_ptx_for_an_older_gpu_or_machine_code_is_no_refusal(sglang_wheel):
     assert kernel_refusals(_wheels(sglang_wheel), ["sglang-kernel"], ["8.6"], nvml=_no_nvml) == ([], ["8.6"])
 
 
@@ -85,10 +81,10 @@ def _no_nvml():
 
 @requires_gcc
 def test_the_gpu_comes_from_nvml_and_nothing_is_read_without_one(sglang_wheel):
-    v100 = {"devices": [{"index": 0, "compute_capability": "7.0"}]}
+    v100 = GpuFacts(available=True, devices=(GpuDevice(0, "Tesla V100-SXM2-32GB", "GPU-0", 32768, "7.0"),))
     findings, judged = kernel_refusals(_wheels(sglang_wheel), ["sglang-kernel"], [], nvml=lambda: v100)
     assert judged == ["7.0"]
     assert [f.details["library"] for f in findings] == ["sgl_kernel/flash_ops.abi3.so", "sgl_kernel/jit_ops.abi3.so"]
     missing = _wheels("/nonexistent.whl")  # not opened: no GPU to judge for
-    assert kernel_refusals(missing, ["sglang-kernel"], [], nvml=lambda: {"devices": []}) == ([], None)
+    assert kernel_refusals(missing, ["sglang-kernel"], [], nvml=lambda: GpuFacts(reason="NVML found no GPU device")) == ([], None)
     assert kernel_refusals(missing, ["torch"], ["9.0"], nvml=_no_nvml) == ([], None)  # not a declared wheel of the plan

@@ -12,7 +12,7 @@ import pytest
 
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._core.errors import CudaVenvError
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._install.wheel_paths import (
-    WheelError, pick_wheel, read_wheel, shared_objects_first, supported_tags)
+    WheelError, pick_wheel, read_wheel, supported_tags)
 from ansible_collections.gpuops.cuda_venv.tests.support.wheel_helpers import make_wheel
 
 
@@ -52,11 +52,6 @@ def test_pick_wheel_takes_the_highest_allowed_version_with_a_supported_tag(tmp_p
     assert os.path.basename(pick_wheel("demo>=2.0rc1", [folder], tags)) == "demo-2.0rc1-py3-none-any.whl"
     assert pick_wheel("demo==1.5", [folder], tags) is None
     assert pick_wheel("other", [folder, str(tmp_path / "absent")], tags) is None
-
-
-def test_shared_objects_come_first():
-    assert shared_objects_first(["a/b.h", "lib/libz.so", "lib/libcudnn.so.9", "x.py", "m/_C.abi3.so"]) == [
-        "lib/libcudnn.so.9", "lib/libz.so", "m/_C.abi3.so", "a/b.h", "x.py"]
 
 
 def test_a_file_that_is_not_a_wheel_is_a_wheel_error(tmp_path):

@@ -6,6 +6,7 @@ a venv read from disk."""
 
 from __future__ import annotations
 
+import dataclasses
 import gc
 import json
 import os
@@ -227,3 +228,34 @@ def test_the_cycle_collector_is_off_while_the_venv_is_read_and_set_back_after(tm
         assert (seen, gc.isenabled()) == ([False, False], False)
     finally:
         gc.enable()
+
+
+# --- typed records ------------------------------------------------------------------------------------------------
+
+def test_cuda_majors_and_unsafe_entries_are_records():
+    obs = O.build([dist("nvidia-cudnn-cu12", "9.10.2.21", ["nvidia/cudnn/lib/libcudnn.so.9"]), dist("six", "1.17.0", ["six.py"])],
+                  unsafe=[("six", "../../../../etc/passwd", "RECORD entry '../../../../etc/passwd' leaves the venv")])
+    cudnn, six = obs.distributions
+    assert obs.majors[cudnn.dist_info] == observe_module.CudaMajor(12, "name")
+    assert obs.cuda_major(six.dist_info) == observe_module.NO_CUDA_MAJOR == observe_module.CudaMajor(None, None)
+    assert obs.cuda_major("/nowhere.dist-info").major is None
+    entry = obs.unsafe_entries[0]
+    assert (entry.dist, entry.path, entry.problem) == (six, "../../../../etc/passwd", "RECORD entry '../../../../etc/passwd' leaves the venv")
+
+
+def test_the_gpu_states_go_to_the_performance_reading_and_not_to_the_gpu_facts_fake_nvml(tmp_path, monkeypatch):
+    state = {"processes": [], "unsupported": []}
+    facts = O.gpu("13.0", devices=[O.device("NVIDIA H200", "9.0")])
+    asked = []
+
+    def gpu_facts(with_state=False):
+        asked.append(with_state)
+        return dataclasses.replace(facts, states=(state,) if with_state else None)
+
+    monkeypatch.setattr(observe_module, "gpu_facts", gpu_facts)
+    venv = _disk_venv(tmp_path)
+    obs = observe(FactsOptions(path=venv, probe=False, performance=True), SubprocessRunner(), loader=build_config())
+    assert asked == [True] and obs.gpu == facts and obs.gpu.states is None
+    assert [s["processes"] for s in obs.performance.gpu_states] == [[]]
+    obs = observe(FactsOptions(path=venv, probe=False), SubprocessRunner(), loader=build_config())
+    assert asked == [True, False] and obs.gpu == facts and obs.performance is None

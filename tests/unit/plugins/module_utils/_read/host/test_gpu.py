@@ -31,12 +31,12 @@ UNAVAILABLE = {"available": False, "reason": None, "driver_version": None, "cuda
 @pytest.mark.skipif(_nvml_loadable(), reason="this machine has libnvidia-ml.so.1")
 def test_gpu_facts_without_the_nvml_library():
     assert gpu.HAS_PYNVML is True
-    assert gpu.gpu_facts() == dict(UNAVAILABLE, reason="NVML could not be initialised: NVML Shared Library Not Found")
+    assert gpu.gpu_facts().as_dict() == dict(UNAVAILABLE, reason="NVML could not be initialised: NVML Shared Library Not Found")
 
 
 @pytest.mark.skipif(not _nvml_loadable(), reason="this machine has no libnvidia-ml.so.1")
 def test_gpu_facts_with_a_real_driver():
-    facts = gpu.gpu_facts()
+    facts = gpu.gpu_facts().as_dict()
     assert sorted(facts) == sorted(UNAVAILABLE)
     if facts["available"]:
         assert facts["max_cuda"] == gpu.cuda_version_text(facts["cuda_driver_version"])
@@ -49,7 +49,7 @@ def test_gpu_facts_without_pynvml():
     code = (
         "import sys, json; sys.modules['pynvml'] = None\n"
         "from ansible_collections.gpuops.cuda_venv.plugins.module_utils._read.host import gpu\n"
-        "print(json.dumps([gpu.HAS_PYNVML, gpu.PYNVML_IMPORT_ERROR, gpu.gpu_facts()]))\n"
+        "print(json.dumps([gpu.HAS_PYNVML, gpu.PYNVML_IMPORT_ERROR, gpu.gpu_facts().as_dict()]))\n"
     )
     collections = gpu.__file__
     for _level in range(8):  # .../ansible_collections/gpuops/cuda_venv/plugins/module_utils/_read/host/gpu.py
@@ -100,7 +100,10 @@ def test_gpu_facts_mocked_nvml(monkeypatch):
     calls = []
     monkeypatch.setattr(gpu, "pynvml", _fake_pynvml(calls, [H200]))
     monkeypatch.setattr(gpu, "HAS_PYNVML", True)
-    assert gpu.gpu_facts() == {
+    facts = gpu.gpu_facts()
+    assert facts.devices == (gpu.GpuDevice(0, "NVIDIA H200", "GPU-3f2a6c1e-8b4d-4e57-9a0b-1c2d3e4f5a6b", 143771, "9.0"),)
+    assert facts.states is None
+    assert facts.as_dict() == {
         "available": True,
         "reason": None,
         "driver_version": "580.95.05",
@@ -121,7 +124,7 @@ def test_gpu_facts_mocked_nvml_without_devices(monkeypatch):
     calls = []
     monkeypatch.setattr(gpu, "pynvml", _fake_pynvml(calls, []))
     monkeypatch.setattr(gpu, "HAS_PYNVML", True)
-    assert gpu.gpu_facts() == dict(
+    assert gpu.gpu_facts().as_dict() == dict(
         UNAVAILABLE, reason="NVML found no GPU device", driver_version="580.95.05", cuda_driver_version=13000, max_cuda="13.0"
     )
     assert calls[-1] == "nvmlShutdown"
@@ -131,7 +134,7 @@ def test_gpu_facts_mocked_nvml_query_failure_still_shuts_down(monkeypatch):
     calls = []
     monkeypatch.setattr(gpu, "pynvml", _fake_pynvml(calls, [H200], fail_on="nvmlDeviceGetMemoryInfo"))
     monkeypatch.setattr(gpu, "HAS_PYNVML", True)
-    assert gpu.gpu_facts() == dict(
+    assert gpu.gpu_facts().as_dict() == dict(
         UNAVAILABLE, reason="NVML query failed: Unknown Error", driver_version="580.95.05", cuda_driver_version=13000, max_cuda="13.0"
     )
     assert calls[-1] == "nvmlShutdown"
@@ -141,7 +144,7 @@ def test_gpu_facts_mocked_nvml_init_failure_skips_shutdown(monkeypatch):
     calls = []
     monkeypatch.setattr(gpu, "pynvml", _fake_pynvml(calls, [H200], fail_on="nvmlInit"))
     monkeypatch.setattr(gpu, "HAS_PYNVML", True)
-    assert gpu.gpu_facts() == dict(UNAVAILABLE, reason="NVML could not be initialised: Unknown Error")
+    assert gpu.gpu_facts().as_dict() == dict(UNAVAILABLE, reason="NVML could not be initialised: Unknown Error")
     assert calls == ["nvmlInit"]
 
 

@@ -131,10 +131,12 @@ def test_gpu_facts_with_state_reads_it_in_the_same_session_fake_nvml(monkeypatch
     monkeypatch.setattr(gpu, "pynvml", fake)
     monkeypatch.setattr(gpu, "HAS_PYNVML", True)
     facts = gpu.gpu_facts(with_state=True)
-    assert facts["devices"] == [{"index": 0, "name": "NVIDIA H200", "uuid": "GPU-1", "memory_total_mib": 143771,
-                                 "compute_capability": "9.0"}]
-    assert facts["states"] == [device_state(fake_pynvml(H200), "h0")]
+    assert facts.as_dict()["devices"] == [{"index": 0, "name": "NVIDIA H200", "uuid": "GPU-1", "memory_total_mib": 143771,
+                                           "compute_capability": "9.0"}]
+    assert facts.states == (device_state(fake_pynvml(H200), "h0"),)
+    assert facts.as_dict()["states"] == [device_state(fake_pynvml(H200), "h0")]
     names = [c[0] for c in calls]
     assert names.count("nvmlInit") == names.count("nvmlShutdown") == 1
     assert names.index("nvmlDeviceGetClockInfo") < names.index("nvmlShutdown")
-    assert "states" not in gpu.gpu_facts()
+    without = gpu.gpu_facts()
+    assert without.states is None and "states" not in without.as_dict()
