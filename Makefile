@@ -21,6 +21,10 @@ SELF_LINK := $(COLLECTIONS)/ansible_collections/gpuops/cuda_venv
 PUBLISH := $(BUILD)/publish
 PUBLISH_STAMP := $(PUBLISH)/.stamp
 TOOLS_MIN := $(BUILD)/tools-min
+# cosmic-ray (make mutate), apart from the tools venv; MUTATE_AREAS: some of scripts/mutate.py's SCOPE (default all).
+MUTATE_TOOLS := $(BUILD)/mutate-tools
+MUTATE_STAMP := $(MUTATE_TOOLS)/.stamp
+MUTATE_AREAS ?=
 TOOLS_MIN_STAMP := $(TOOLS_MIN)/.stamp
 PYTHON_MIN ?=
 
@@ -34,7 +38,7 @@ LINT_ARGS ?=
 export PATH := $(BIN):$(PATH)
 
 .PHONY: help setup tools collections shellcheck report-tools reliability-tools test-tools test unit sanity lint scenarios reliability molecule bench build demo clean
-.PHONY: publish-tools tools-min sanity-min publish-check units-venv
+.PHONY: publish-tools tools-min sanity-min publish-check units-venv mutate mutate-tools
 
 help:
 	@echo "make setup      tools venv ($(TOOLS)) and community collections ($(COLLECTIONS))"
@@ -51,6 +55,7 @@ help:
 	@echo "make acceptance the modules on real torch wheels from the configured index (opt-in, large download)"
 	@echo "make molecule   molecule test --all (extensions/molecule: default, proxmox); MOLECULE_ARGS='-s default'"
 	@echo "make bench      python -m tests.bench > $(BUILD)/bench.md"
+	@echo "make mutate     cosmic-ray on the safety rules (copy of the tree), table in docs/MUTATION.md; MUTATE_AREAS='plan'"
 	@echo "make build      collection tarball in $(BUILD)/dist, installed and smoke-tested"
 	@echo "make publish-check galaxy-importer (Automation Hub settings), ansible-builder introspect and create"
 	@echo "make demo       scripts/demo.sh; writes the HTML report to $(BUILD)/demo/report and prints its path"
@@ -74,6 +79,12 @@ $(COLLECTIONS_STAMP): requirements/collections.txt scripts/fetch_collections.py 
 
 # ansible-test skips its shellcheck sanity test when the binary is missing: install it (Debian).
 publish-tools: $(PUBLISH_STAMP)
+
+mutate-tools: $(MUTATE_STAMP)
+
+$(MUTATE_STAMP): requirements/mutate.txt scripts/bootstrap_tools.sh scripts/find_python.sh
+	PYTHON="$(PYTHON)" scripts/bootstrap_tools.sh $(MUTATE_TOOLS) requirements/mutate.txt
+	touch $@
 
 $(PUBLISH_STAMP): requirements/publish.txt scripts/bootstrap_tools.sh scripts/find_python.sh
 	PYTHON="$(PYTHON)" scripts/bootstrap_tools.sh $(PUBLISH) requirements/publish.txt
@@ -208,6 +219,10 @@ build: tools
 # Environment: ansible-builder introspect on the installed tarball, ansible-builder create (scripts/publish_check.sh).
 publish-check: publish-tools
 	scripts/publish_check.sh $(PUBLISH) $(BUILD)/publish-check
+
+# Mutation testing of the safety rules on a copy of the tree; the table goes to docs/MUTATION.md. Not part of test.
+mutate: setup mutate-tools
+	$(BIN)/python scripts/mutate.py $(CURDIR)/$(MUTATE_TOOLS) $(BIN)/python $(MUTATE_AREAS)
 
 demo: setup
 	scripts/demo.sh

@@ -237,3 +237,45 @@ def test_the_swap_journal_names_a_folder_by_its_inode(tmp_path):
     (tmp_path / "file").write_text("")
     os.symlink(str(tmp_path), str(tmp_path / "link"))
     assert [dir_inode(str(tmp_path / name)) for name in ("file", "link", "absent")] == [(-1, -1)] * 3
+
+
+def _synced_dirs(monkeypatch):
+    """(folder, its entries when it was synced) of each fsync_dir the swap makes."""
+    synced = []
+
+    def fsync_dir(path):
+        synced.append((path, sorted(os.listdir(path))))
+    monkeypatch.setattr(swap, "fsync_dir", fsync_dir)
+    return synced
+
+
+@pytest.mark.parametrize("atomic", [True, False])
+def test_an_exchange_syncs_both_parent_folders_after_the_renames(tmp_path, monkeypatch, atomic):
+    """Mutation guarded: the fsync of the parent folders after the exchange deleted (or made before it). After a
+    power cut the venv's path could come back as the old venv although the run said repaired."""
+    live = tmp_path / "venvs" / "train"
+    copy = tmp_path / "venvs" / ".train.cuda_venv" / "next"
+    live.mkdir(parents=True)
+    copy.mkdir(parents=True)
+    (live / "old").write_text("")
+    (copy / "new").write_text("")
+    if not atomic:
+        monkeypatch.setattr(swap, "exchange_atomically", lambda a, b: False)
+    synced = _synced_dirs(monkeypatch)
+    method = exchange(str(live), str(copy), str(copy.parent))
+    assert method == ("renameat2" if atomic else "renames")
+    assert sorted(path for path, _entries in synced) == sorted([str(live.parent), str(copy.parent)])
+    assert os.listdir(str(live)) == ["new"] and os.listdir(str(copy)) == ["old"]  # synced after the exchange
+    assert dict(synced)[str(copy.parent)] == ["next"]  # no temporary name left when it was synced
+
+
+def test_keeping_a_generation_syncs_previous_after_the_old_venv_moved_in(tmp_path, monkeypatch):
+    """Mutation guarded: the fsync of ``previous/`` after keeping a generation deleted (or made before the rename):
+    after a power cut the old venv could be neither at the copy's path nor in previous/."""
+    swap_dir = tmp_path / ".train.cuda_venv"
+    old = swap_dir / "next"
+    old.mkdir(parents=True)
+    synced = _synced_dirs(monkeypatch)
+    kept = keep_generation(str(swap_dir), str(old), "20261205T200000Z-1", 1)
+    assert kept == str(swap_dir / "previous" / "20261205T200000Z-1")
+    assert synced == [(str(swap_dir / "previous"), ["20261205T200000Z-1"])]

@@ -60,6 +60,22 @@ def test_rewrite_keeps_the_mode_of_the_file_it_replaces(tmp_path):
     assert target.read_bytes() == b"#!/new/python\n" and mode_of(target) == 0o751
 
 
+def test_a_setuid_bit_survives_the_owner_change_with_a_stand_in_fchown_that_clears_it_as_the_kernel_does(tmp_path,
+                                                                                                     monkeypatch):
+    """Mutation guarded: the mode set before the owner. The kernel clears setuid and setgid when a file's owner
+    changes, so the mode must come after it. The stand-in fchown (changing an owner needs root) clears them as the
+    kernel does, so the order is checked as any user, not only as root."""
+    calls = []
+
+    def fchown(fd, uid, gid):
+        calls.append(("fchown", uid, gid))
+        os.fchmod(fd, stat.S_IMODE(os.fstat(fd).st_mode) & ~0o6000)
+    monkeypatch.setattr(durable.os, "fchown", fchown)
+    target = tmp_path / "tool"
+    replace_file(str(target), b"x", 0o4755, (1234, 5678))
+    assert calls == [("fchown", 1234, 5678)] and mode_of(target) == 0o4755
+
+
 @pytest.mark.skipif(not ROOT, reason="changing a file's owner needs root")
 def test_as_root_the_owner_is_set_and_a_setuid_bit_survives_the_chown(tmp_path):
     target = tmp_path / "tool"

@@ -160,3 +160,25 @@ def test_only_pips_requested_says_asked_for_by_name():
             for i, r in (("pip", True), ("pip", False), ("uv", True), ("poetry", True), (None, True))] == [
         True, False, False, False, False]
     assert requested_means("uv") == "installed by uv; uv marks every distribution requested"
+
+
+def test_the_handover_is_measured_from_the_furthest_end_of_the_other_installer():
+    """Mutation guarded (``_at_once``): each installer's latest end replaced by a shorter span that ends before it.
+    uv writes a long wheel and, in parallel, a short one; pip starts 30 ms after the long one ends: two installers
+    at once, whatever ended first."""
+    dists, stamps = run(("torch", "uv", T, T + 5, True), ("six", "uv", T + 0.1, T + 0.2, False),
+                        ("filelock", "pip", T + 5.03, T + 5.5, True))
+    found = transactions(dists, stamps)
+    assert [(t.time, t.installer) for t in found] == [(None, "pip"), (None, "uv")]
+    assert found[0].reason.startswith("pip wrote filelock 1.0 0.030 s after uv wrote torch 1.0 (")
+
+
+def test_one_distribution_at_a_whole_second_and_two_at_two_times_are_runs_not_a_copy():
+    """Mutation guarded (``_same_second``): the rule "set by a tool" needs more than one dist-info folder and one single
+    time; a single wheel installed at a whole second, or two whose times differ, are an installer's runs."""
+    whole = float(int(T))
+    assert table(*run(("torch", "pip", whole, whole, True))) == [(1, iso_time(whole), "pip", ["torch 1.0"], ["torch 1.0"])]
+    dists, stamps = run(("torch", "pip", whole, whole, True), ("six", "pip", whole + 0.4, whole + 0.4, False))
+    assert table(dists, stamps) == [(1, iso_time(whole), "pip", ["torch 1.0", "six 1.0"], ["torch 1.0"])]
+    dists, stamps = run(("torch", "pip", whole, whole, True), ("six", "pip", whole, whole, False))
+    assert [t.time for t in transactions(dists, stamps)] == [None]

@@ -364,6 +364,8 @@ def test_a_damaged_wheel_whose_paths_leave_the_venv_is_never_reinstalled():
 
 
 def test_a_co_owner_whose_paths_leave_the_venv_is_not_reinstalled_after_a_removal():
+    """Mutation guarded: the "never rewritten" refusal blind to the co-owners of a collision (a co-owner whose RECORD
+    leaves the venv would be reinstalled, and the installer would write outside it)."""
     unsafe = [("nvidia-nccl-cu12", "nvidia/nccl/include/nccl.h", "RECORD entry 'nvidia/nccl/include/nccl.h' leaves the venv")]
     plan = plan_of(O.contaminated(unsafe=unsafe))
     assert "nvidia-nccl-cu12==2.27.5" not in [a.requirement for b in plan.batches for a in b.actions]

@@ -17,6 +17,7 @@ from ansible_collections.gpuops.cuda_venv.plugins.module_utils._core.collection 
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._read.packaging.distributions import read_dist_info, read_distributions
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._read.binaries.elf import ElfError, read_elf
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._read.binaries.fatbin import read_kernels
+from ansible_collections.gpuops.cuda_venv.plugins.module_utils._read import read_index
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._read.read_index import index_path, load_index
 from ansible_collections.gpuops.cuda_venv.tests.support.dist_helpers import make_dist
 from ansible_collections.gpuops.cuda_venv.tests.support.elf_helpers import build_so, requires_gcc
@@ -272,3 +273,51 @@ def test_a_dist_info_changed_in_the_second_its_run_began_is_read_again(dist_info
     _keep(state, first)
     again = load_index(str(state), ROOT)
     assert (again.dist_info(demo, site), again.reused, again.read) == (read_dist_info(demo, site), 0, 1)
+
+
+@requires_gcc
+def test_a_file_changed_in_the_second_its_index_run_began_is_racy_even_before_that_instant_fixed_clock(objects, monkeypatch):
+    """Mutation guarded: the racy window not rounded down to the second. The file's times come from the kernel's
+    coarse clock, which lags ``time.time_ns()``: a file written in the run's second, before the instant the run
+    began, could be written again in that second with the same times. The run's clock is fixed one nanosecond after
+    the file's newest time, in the same second, so the case does not depend on the two clocks."""
+    state, lib, _ext = objects
+    stamp = os.stat(lib)
+    newest = max(stamp.st_mtime_ns, stamp.st_ctime_ns)
+    if newest % 10 ** 9 == 10 ** 9 - 1:
+        pytest.skip("the file's time is the last nanosecond of its second: one more would be the next second")
+    monkeypatch.setattr(read_index.time, "time_ns", lambda: newest + 1)
+    first = load_index(str(state), ROOT)
+    monkeypatch.undo()
+    first.elf(lib)
+    _keep(state, first)
+    again = load_index(str(state), ROOT)
+    assert again.elf(lib) == read_elf(lib) and (again.read, again.reused) == (1, 0)
+
+
+@requires_gcc
+def test_a_file_of_another_size_with_its_recorded_inode_and_times_is_read_again_stand_in_stat(objects, monkeypatch):
+    """Mutation guarded: the identity without the size. Where ctime follows mtime (some network file systems), a
+    rewrite that puts the old mtime back leaves inode and times as recorded: only the size tells. A stand-in
+    ``os.stat`` (no local file system can make this case) answers the recorded inode and times with the new size."""
+    state, _lib, ext = objects
+    _next_second()
+    first = load_index(str(state), ROOT)
+    assert first.kernels(ext).sass == (80, 90)
+    _keep(state, first)
+    recorded = os.stat(ext)
+    with open(ext, "ab") as handle:
+        handle.write(b"\0" * 4096)  # another size; the stand-in stat says nothing else changed
+    real_stat = os.stat
+
+    def stat(path, *args, **kwargs):
+        found = real_stat(path, *args, **kwargs)
+        if path != ext:
+            return found
+        fields = list(recorded)
+        fields[6] = found.st_size
+        return os.stat_result(fields, {"st_mtime_ns": recorded.st_mtime_ns, "st_ctime_ns": recorded.st_ctime_ns,
+                                       "st_atime_ns": recorded.st_atime_ns})
+    monkeypatch.setattr(read_index.os, "stat", stat)
+    again = load_index(str(state), ROOT)
+    assert again.kernels(ext).sass == (80, 90) and (again.read, again.reused) == (1, 0)
