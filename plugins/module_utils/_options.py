@@ -18,7 +18,6 @@ from ansible_collections.gpuops.cuda_venv.plugins.module_utils._read.packaging.r
 SHARED = dict(
     BASE,
     anchor=dict(type="str", default="torch"),
-    probe=dict(type="bool", default=True),
     verify=dict(type="str", choices=list(VERIFY_MODES), default="size"),
     ld_library_path=dict(type="list", elements="path", default=[]),
     no_index=dict(type="bool", default=False),

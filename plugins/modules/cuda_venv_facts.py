@@ -45,7 +45,15 @@ options:
       - Import the anchor in a subprocess of the venv's interpreter and report the exact error, the libraries the
         process loaded (from C(/proc/self/maps)) with their owning distribution, and the library versions the
         anchor reports.
-    type: bool
+      - V(true) (or any boolean true) answers from the last import when nothing it depended on changed (with
+        O(read_index), kept in the venv's state folder) - every file the import loaded or imported, the interpreter,
+        C(pyvenv.cfg), the site-packages folders and their C(.pth) files, the folders of O(ld_library_path), the
+        loader's cache and preload list, the anchor, and the GPU driver (C(/proc/driver/nvidia/version) and the
+        C(/dev/nvidia*) nodes). Each file is compared by device, inode, size, mtime and ctime, and one changed in the
+        second the last import ran, or later, is never trusted. The result then says C(probe.reused=true) and
+        C(probe.reused_from). An import that timed out or was killed is never reused.
+      - V(always) imports every run; V(false) never imports.
+    type: raw
     default: true
   probe_timeout:
     description:
@@ -206,6 +214,8 @@ ansible_facts:
           description:
             - The import probe, C(ok), the exact C(error) line Python printed, C(loaded) libraries with their owning
               distribution, and C(versions) (torch, cuda, cudnn, nccl).
+            - C(reused) is true when the result is the last import's, nothing it depended on having changed (see
+              O(probe)); C(reused_from) is when that import ran (ISO 8601, UTC), else null.
           type: dict
           returned: always
         gpu:

@@ -23,6 +23,7 @@ DEFAULT_GOAL = Goal(max_ratio=0.5)  # default facts in at most half the time of 
 HASH_GOAL = Goal(max_ratio=1.5)  # hash mode within 1.5x of the SHA-256 limit with every core
 HISTORY_GOAL = Goal(max_ratio=1.1)  # facts with the install history within 1.1x of facts without it (issue 20)
 UNCHANGED_GOAL = Goal(max_seconds=0.2)  # an unchanged venv diagnosed again, without the probe, with the read index (issue 32)
+REUSED_GOAL = Goal(max_ratio=0.5)  # the default facts on an unchanged venv, the probe reused: at most half of pip check (issue 38)
 
 
 @dataclass(frozen=True)
@@ -102,6 +103,10 @@ def _indexed_rows(bench: FactsBench, table: Table, timed) -> None:
     engine = statistics.median(float(line.split()[0]) for line in costs.read_text().splitlines())
     table.add("indexed-engine", "the same, the engine's own time in the child (observe, diagnose, report)",
               fixed(engine, bench.runs), goal=UNCHANGED_GOAL)
+    reusing = cmd.facts(bench.venv, "size", bench.anchor, bench.repo, index=True)
+    measure(lambda: [reusing], 1)  # keeps the import probe's result with the index
+    table.add("reused", "facts, default (`probe: true`), read index of an earlier run: the import probe's result reused "
+              "(the venv unchanged)", timed("facts default, probe reused", [reusing]), "check", REUSED_GOAL)
     _remove_state(bench.venv)
 
 

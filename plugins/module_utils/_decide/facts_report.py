@@ -170,4 +170,5 @@ def _probe(obs: Observations) -> dict:
         loaded.append({"path": path, "distribution": holder or (owners[0].label if owners else None)})
     return {"ran": probe.ran, "ok": probe.ok, "error": probe.error, "traceback": probe.traceback,
             "returncode": probe.returncode, "timed_out": probe.timed_out, "signal": probe.signal,
-            "loaded": loaded, "versions": dict(probe.versions), "duration": round(probe.duration, 3)}
+            "loaded": loaded, "versions": dict(probe.versions), "duration": round(probe.duration, 3),
+            "reused": probe.reused_from is not None, "reused_from": probe.reused_from}

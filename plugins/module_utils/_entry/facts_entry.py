@@ -10,6 +10,8 @@ The options' documentation is the module's DOCUMENTATION and plugins/doc_fragmen
 
 from __future__ import annotations
 
+from typing import Optional
+
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._core.errors import CudaVenvError
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._decide.performance import compute_capability_problems
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._options import WHEEL_SOURCES, shared
@@ -24,7 +26,8 @@ FACTS_PROBE_TIMEOUT = 120
 def facts_arguments() -> dict:
     """AnsibleModule's keyword arguments for cuda_venv_facts."""
     spec = dict(
-        **shared("path", "anchor", "probe"),
+        **shared("path", "anchor"),
+        probe=dict(type="raw", default=True),  # true, false or always (probe_mode)
         probe_timeout=dict(type="float", default=FACTS_PROBE_TIMEOUT),
         **shared("verify", "ld_library_path"),
         gpu=dict(type="bool", default=True),
@@ -38,6 +41,9 @@ def facts_arguments() -> dict:
 def facts_options(params: dict) -> FactsOptions:
     """The FactsOptions the facts module's params make; CudaVenvError names each bad one."""
     problems = library_path_problems(params["ld_library_path"])
+    probe = probe_mode(params["probe"])
+    if probe is None:
+        problems.append("probe must be true, false or always, got %r" % (params["probe"],))
     if params["probe_timeout"] <= 0:
         problems.append("probe_timeout must be positive, got %s" % params["probe_timeout"])
     problems.extend(compute_capability_problems(params["gpu_archs"]))
@@ -48,7 +54,23 @@ def facts_options(params: dict) -> FactsOptions:
         problems.append(str(exc))
     if problems:
         raise CudaVenvError("; ".join(problems))
-    return FactsOptions(path=params["path"], anchor=params["anchor"], probe=params["probe"], verify=params["verify"],
+    return FactsOptions(path=params["path"], anchor=params["anchor"], probe=probe != "false", probe_reuse=probe == "true",
+                        verify=params["verify"],
                         ld_library_path=tuple(params["ld_library_path"]), probe_timeout=params["probe_timeout"], gpu=params["gpu"],
                         wheel_sources=sources, performance=True, gpu_archs=tuple(params["gpu_archs"]),
                         read_index=params["read_index"])
+
+
+def probe_mode(value) -> Optional[str]:
+    """``probe`` as "true" (the import, or the last one's result when nothing it depended on changed), "false" or
+    "always" (the import every run); None for anything else. Booleans as Ansible reads them (yes, on, 1, ...)."""
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    text = str(value).strip().lower() if isinstance(value, (str, int)) else None
+    if text == "always":
+        return text
+    return "true" if text in _TRUE else "false" if text in _FALSE else None
+
+
+_TRUE = frozenset(("true", "yes", "on", "y", "t", "1"))
+_FALSE = frozenset(("false", "no", "off", "n", "f", "0"))

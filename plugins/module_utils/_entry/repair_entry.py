@@ -57,7 +57,7 @@ def repair_arguments() -> dict:
         uv_executable=dict(type="path"),
         batch_size=dict(type="int", default=4),
         batch=dict(type="int"),
-        **shared("probe"),
+        probe=dict(type="bool", default=True),
         probe_command=dict(type="list", elements="str", default=[]),
         probe_timeout=dict(type="float", default=REPAIR_PROBE_TIMEOUT),
         installer_timeout=dict(type="float", default=3600),

@@ -56,6 +56,7 @@ class FactsOptions:
     path: str
     anchor: str = "torch"
     probe: bool = True
+    probe_reuse: bool = True  # with read_index: the last probe's result when nothing it depended on changed
     verify: str = "size"
     ld_library_path: Tuple[str, ...] = ()
     probe_timeout: float = 120.0
@@ -201,7 +202,7 @@ def _observe(options: FactsOptions, runner: Runner, loader: Optional[LoaderConfi
         reader = index or DirectReader()
         dists = read_distributions(layout.site_packages, reader.dist_info)
         probed = module = import_name(options.anchor, dists)
-        probing = background.submit(_probe_if_usable, options, layout, probed, runner, asking) if options.probe else None
+        probing = background.submit(_probe_if_usable, options, layout, probed, runner, asking, index) if options.probe else None
         files = _read_files(options, layout, dists, reader)
         interpreter = asking.result()
         site_packages = _site_packages(layout, interpreter)
@@ -212,16 +213,54 @@ def _observe(options: FactsOptions, runner: Runner, loader: Optional[LoaderConfi
         obs = _read_rest(options, layout, interpreter, site_packages, module, loader, reader, index, files)
         probe = probing.result() if probing is not None else None
     if probe is not None and module != probed:
-        probe = _probe_if_usable(options, layout, module, runner, asking)
+        probe = _probe_if_usable(options, layout, module, runner, asking, index)
     return add_probe(obs, probe) if probe is not None else obs
 
 
-def _probe_if_usable(options, layout, module, runner, asking) -> Optional[ProbeResult]:
-    """The import probe of ``module``, once the interpreter query (``asking``) said the interpreter runs; else None."""
+def _probe_if_usable(options, layout, module, runner, asking, index: Optional[ReadIndex]) -> Optional[ProbeResult]:
+    """The import probe of ``module``, once the interpreter query (``asking``) said the interpreter runs; else None.
+    With the read index and ``probe_reuse``, the last probe's result when nothing it depended on changed."""
     if not asking.result().ok:
         return None
-    return probe_import(layout.python, module, runner, pycache=options.pycache, ld_library_path=options.ld_library_path,
-                        timeout=options.probe_timeout, loader_only=options.probe_loader_only)
+
+    def run():
+        return probe_import(layout.python, module, runner, pycache=options.pycache, ld_library_path=options.ld_library_path,
+                            timeout=options.probe_timeout, loader_only=options.probe_loader_only)
+    if index is None:
+        return run()
+    key, paths = probe_inputs(options, layout, module)
+    return index.probe(key, paths, run, reuse=options.probe_reuse)
+
+
+def probe_inputs(options: FactsOptions, layout: VenvLayout, module: str):
+    """(what the probe is asked and the driver it meets, the files whose identity it depends on besides what it loads
+    and imports): the interpreter, pyvenv.cfg, the site-packages folders and their ``.pth`` files, the folders of
+    LD_LIBRARY_PATH, the loader's cache and preload list (docs/CUDA_NOTES.md, Loader rules)."""
+    paths = [os.path.realpath(layout.python), os.path.join(layout.root, "pyvenv.cfg"), "/etc/ld.so.cache", "/etc/ld.so.preload"]
+    for site in layout.site_packages:
+        paths.append(site)
+        try:
+            paths.extend(os.path.join(site, name) for name in sorted(os.listdir(site)) if name.endswith(".pth"))
+        except OSError:
+            pass
+    paths.extend(options.ld_library_path)
+    key = {"anchor": module, "python": layout.python, "ld_library_path": list(options.ld_library_path),
+           "loader_only": options.probe_loader_only, "driver": _driver()}
+    return key, paths
+
+
+def _driver() -> list:
+    """What of the GPU driver a probe's answer depends on: its version text and the device nodes."""
+    try:
+        with open("/proc/driver/nvidia/version", encoding="utf-8", errors="replace") as handle:
+            version = handle.read(4096)
+    except OSError:
+        version = None
+    try:
+        nodes = sorted(name for name in os.listdir("/dev") if name.startswith("nvidia"))
+    except OSError:
+        nodes = []
+    return [version, nodes]
 
 
 @dataclass(frozen=True)

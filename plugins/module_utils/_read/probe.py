@@ -191,6 +191,16 @@ def mapped_objects():
     return seen
 
 
+def module_files():
+    # Real paths of the files the imported modules came from: with the mapped objects, what the import depended on.
+    found = set()
+    for module in list(sys.modules.values()):
+        path = getattr(module, "__file__", None)
+        if isinstance(path, str) and path.startswith("/"):
+            found.add(os.path.realpath(path))
+    return sorted(found)
+
+
 def main():
     anchor = sys.argv[1]
     loader_only = sys.argv[2:] == ["loader"]
@@ -214,6 +224,7 @@ def main():
         report["loaded"] = mapped_objects()
     except OSError as exc:
         report["version_errors"]["loaded"] = exception_line(exc)
+    report["sources"] = module_files()
     if anchor == "torch" and report["ok"]:
         attempt(report, "nccl", lambda: loaded_nccl(report["loaded"]))
         if report["loader_only"]:
@@ -282,6 +293,8 @@ class ProbeResult:
     version_errors: dict = field(default_factory=dict)
     check: Optional[CheckResult] = None
     loader_only: bool = False  # only the anchor's compiled parts were loaded (see probe_import's loader_only)
+    sources: tuple = ()  # real paths of the files the imported modules came from (with ``loaded``: what it read)
+    reused_from: Optional[str] = None  # answered from the read index: when the probe it repeats ran (ISO 8601, UTC)
 
 
 def query_interpreter(python: str, runner: Runner, timeout: float = 30.0) -> InterpreterInfo:
@@ -375,6 +388,7 @@ def probe_import(
         version_errors=dict(report.get("version_errors") or {}),
         check=run_check(command, runner, ld_library_path=ld_library_path, timeout=timeout) if ok and command is not None else None,
         loader_only=bool(report.get("loader_only")),
+        sources=tuple(report.get("sources") or ()),
     )
 
 

@@ -20,6 +20,7 @@ an unreadable or invalid file is read, and fails, every time.
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 import json
 import os
@@ -31,11 +32,12 @@ from ansible_collections.gpuops.cuda_venv.plugins.module_utils._read.packaging.d
     DIST_INFO_FILES, Distribution, RecordEntry, read_dist_info)
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._read.binaries.elf import ElfInfo, read_elf
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._read.binaries.fatbin import Kernels, read_kernels
+from ansible_collections.gpuops.cuda_venv.plugins.module_utils._read.probe import CheckResult, ProbeResult
 
 INDEX_NAME = "read-index.json"
 # 1: racy from the second the index was written; 2: from the second its run began; 3: dist-info folders too, and each
-# entry's identity a list of files' (1.1.0 development)
-FORMAT = 3
+# entry's identity a list of files' (1.1.0 development); 4: the last import probe and what it depended on
+FORMAT = 4
 _KINDS = ("elf", "kernels", "dists")
 _SECOND = 10 ** 9
 _ELF_FIELDS = ("elf_class", "little_endian", "machine", "osabi", "elf_type", "soname", "needed", "rpath", "runpath")
@@ -60,8 +62,11 @@ class ReadIndex:
     """The index of one venv (``root``): ``elf``, ``kernels`` and ``dist_info`` have the contracts of ``read_elf``,
     ``read_kernels`` and ``read_dist_info``, answered from the index when the files are the ones it recorded."""
 
-    def __init__(self, root: str, recorded: Optional[dict] = None, started_ns: int = 0, ignored: Optional[str] = None):
+    def __init__(self, root: str, recorded: Optional[dict] = None, started_ns: int = 0, ignored: Optional[str] = None,
+                 probe: Optional[dict] = None):
         self.root = root
+        self._probe_recorded = probe  # the last probe: key, paths, identity, at, value (and its decoded result)
+        self._probe_kept: Optional[dict] = None
         self.ignored = ignored  # why the index found was not used; None: none found, or used
         self._recorded = recorded or {kind: {} for kind in _KINDS}  # kind -> path -> (identity, stored, decoded)
         self._racy_from = started_ns // _SECOND * _SECOND
@@ -82,6 +87,27 @@ class ReadIndex:
         found = self._answer("dists", path, _identity(path, DIST_INFO_FILES), lambda: read_dist_info(path, site), _dist_value)
         return found if isinstance(found, Distribution) else Distribution(dist_info=path, site_packages=site, **found)
 
+    def probe(self, key: dict, paths, run: Callable[[], ProbeResult], reuse: bool = True) -> ProbeResult:
+        """The last import probe's result, ``reused_from`` its time, when it was made with this ``key`` (what was
+        asked, the driver) and every file it depended on (``paths``, then what it loaded and imported) has the identity
+        recorded, none of them racy; else (or without ``reuse``) ``run()``'s, kept with the identity of those files as
+        they are after it."""
+        recorded = self._probe_recorded
+        if reuse and recorded is not None and recorded["key"] == key:
+            identity = [_stamp(path) for path in recorded["paths"]]
+            if identity == recorded["identity"] and _newest(identity) < self._racy_from:
+                self._probe_kept = {k: recorded[k] for k in ("key", "paths", "identity", "at", "value")}
+                return dataclasses.replace(recorded["result"], reused_from=recorded["at"])
+        result = run()
+        if result.timed_out or result.signal or not result.ran:  # an answer of this moment's load, not of the venv
+            self._probe_kept = None
+            return result
+        depends = sorted(set(paths) | set(result.loaded) | set(result.sources))
+        self._probe_kept = {"key": key, "paths": depends, "identity": [_stamp(path) for path in depends],
+                            "at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(self._started_ns / _SECOND)),
+                            "value": dataclasses.asdict(result)}
+        return result
+
     def _answer(self, kind: str, path: str, identity: Optional[list], read: Callable, encode: Callable):
         """The decoded entry of ``path`` when ``identity`` is the one recorded and not racy, else ``read()`` (kept,
         ``encode``d, unless it raises)."""
@@ -99,13 +125,15 @@ class ReadIndex:
 
     def as_json(self) -> bytes:
         """What ``save`` writes: the entries this run used or read (a removed file's leave the index)."""
-        return json.dumps(dict(self._kept, format=FORMAT, version=VERSION, root=self.root, started_ns=self._started_ns),
-                          separators=(",", ":"), sort_keys=True).encode("utf-8")
+        return json.dumps(dict(self._kept, format=FORMAT, version=VERSION, root=self.root, started_ns=self._started_ns,
+                               probe=self._probe_kept), separators=(",", ":"), sort_keys=True).encode("utf-8")
 
     @property
     def changed(self) -> bool:
         """Whether the index to keep differs from the one found: a file read, or one the run no longer asked for."""
-        return self.read > 0 or any(set(self._kept[kind]) != set(self._recorded[kind]) for kind in self._kept)
+        probe_changed = self._probe_kept is not None and (self._probe_recorded is None or any(
+            self._probe_kept[k] != self._probe_recorded[k] for k in ("key", "paths", "identity", "at")))
+        return probe_changed or self.read > 0 or any(set(self._kept[kind]) != set(self._recorded[kind]) for kind in self._kept)
 
     def facts(self) -> dict:
         return {"reused": self.reused, "read": self.read, "ignored": self.ignored, "saved": self.saved, "note": self.note}
@@ -124,7 +152,7 @@ def load_index(state_dir: str, root: str) -> ReadIndex:
     recorded = _decoded(data, root)
     if isinstance(recorded, str):
         return ReadIndex(root, ignored=recorded)
-    return ReadIndex(root, recorded, data["started_ns"])
+    return ReadIndex(root, recorded, data["started_ns"], probe=_probe_record(data.get("probe")))
 
 
 def _decoded(data, root: str):
@@ -158,6 +186,32 @@ def _decoded(data, root: str):
 _INVALID = object()
 
 
+def _probe_record(value) -> Optional[dict]:
+    """The recorded probe with its result decoded; None when absent or not one (the probe then runs)."""
+    try:
+        shapes = (isinstance(value["key"], dict), isinstance(value["at"], str), isinstance(value["paths"], list),
+                  len(value["paths"]) == len(value["identity"]), all(isinstance(p, str) for p in value["paths"]),
+                  all(stamp is None or _valid_stamp(stamp) for stamp in value["identity"]))
+        if not all(shapes):
+            return None
+        fields = dict(value["value"])
+        check = fields.pop("check", None)
+        result = ProbeResult(**dict(fields, loaded=tuple(fields["loaded"]), sources=tuple(fields["sources"]),
+                                    check=CheckResult(**dict(check, argv=tuple(check["argv"]))) if check else None))
+    except (KeyError, TypeError, ValueError):
+        return None
+    return dict(value, result=result)
+
+
+def _stamp(path: str) -> Optional[list]:
+    """[device, inode, size, mtime_ns, ctime_ns] of ``path``, or None when it is absent or cannot be stat'ed."""
+    try:
+        st = os.stat(path)
+    except OSError:
+        return None
+    return [st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns]
+
+
 def _identity(path: str, inside: tuple) -> Optional[list]:
     """[stamp of ``path``] and, for each name of ``inside``, the stamp of that file in it or None where it is absent;
     a stamp is [device, inode, size, mtime_ns, ctime_ns]. None when ``path``, or a file that is there, cannot be
@@ -178,13 +232,16 @@ def _identity(path: str, inside: tuple) -> Optional[list]:
 
 
 def _newest(identity: list) -> int:
-    return max(max(stamp[3], stamp[4]) for stamp in identity if stamp is not None)
+    return max((max(stamp[3], stamp[4]) for stamp in identity if stamp is not None), default=0)
 
 
 def _valid_identity(identity) -> bool:
     return isinstance(identity, list) and bool(identity) and identity[0] is not None and all(
-        stamp is None or (isinstance(stamp, list) and len(stamp) == 5 and all(isinstance(n, int) for n in stamp))
-        for stamp in identity)
+        stamp is None or _valid_stamp(stamp) for stamp in identity)
+
+
+def _valid_stamp(stamp) -> bool:
+    return isinstance(stamp, list) and len(stamp) == 5 and all(isinstance(n, int) for n in stamp)
 
 
 def _elf_value(info: ElfInfo) -> list:

@@ -23,14 +23,15 @@ FIND = find_arguments(("/a", "/b"))["argument_spec"]
 SPECS = (FACTS, REPAIR, BENCHMARK, PREFLIGHT, FIND)
 
 
-def test_shared_options_have_one_spec_everywhere_but_probe_timeout():
+def test_shared_options_have_one_spec_everywhere_but_probe_timeout_and_probe():
     for spec in SPECS:
         for name in set(spec) & set(_options.SHARED):
             assert spec[name] == _options.SHARED[name], name
     assert set(BASE) <= set(_options.SHARED)
     taken_twice = {name for spec in SPECS for name in spec if sum(name in other for other in SPECS) > 1}
-    assert set(_options.SHARED) == taken_twice - {"probe_timeout"}
+    assert set(_options.SHARED) == taken_twice - {"probe_timeout", "probe"}
     assert (FACTS["probe_timeout"]["default"], REPAIR["probe_timeout"]["default"]) == (120, 300)
+    assert (FACTS["probe"], REPAIR["probe"]) == (dict(type="raw", default=True), dict(type="bool", default=True))
 
 
 def test_choices_are_the_engines():

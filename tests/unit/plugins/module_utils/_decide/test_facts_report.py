@@ -86,7 +86,7 @@ def test_gutted_unresolved_import_graph_probe_and_verdict():
         (GLOBAL_DEPS, "libcudart.so.12"), (GLOBAL_DEPS, "libm.so.6"), (TORCH_C, "libtorch_cuda.so"), (TORCH_C, "libc.so.6")]
     assert result["probe"] == {
         "ran": True, "ok": False, "error": GUTTED_ERROR, "traceback": obs.probe.traceback, "returncode": 1,
-        "timed_out": False, "signal": None, "loaded": [], "versions": {}, "duration": 0.5}
+        "timed_out": False, "signal": None, "loaded": [], "versions": {}, "duration": 0.5, "reused": False, "reused_from": None}
     assert result["findings"] == [f.as_dict() for f in diagnose(obs)]
     assert result["healthy"] is False
     assert result["summary"] == "broken: 9 error(s): RECORD_MISSING_FILES, SONAME_UNRESOLVED, IMPORT_FAILED"

@@ -21,14 +21,24 @@ def test_facts_options_take_every_param():
     assert facts_options(PARAMS) == FactsOptions(path="/v", anchor="jax", probe=False, verify="hash",
                                                  ld_library_path=("/usr/local/cuda/lib64",), probe_timeout=30.0, gpu=False,
                                                  wheel_sources=WheelSources(find_links=("/wh",), no_index=True),
-                                                 performance=True, gpu_archs=("8.0", "12.1"), read_index=False)
+                                                 performance=True, gpu_archs=("8.0", "12.1"), read_index=False,
+                                                 probe_reuse=False)
+
+
+@pytest.mark.parametrize("value, probe, reuse", [
+    (True, True, True), ("yes", True, True), ("on", True, True), ("always", True, False), ("Always", True, False),
+    (False, False, False), ("no", False, False), (0, False, False)])
+def test_probe_true_reuses_the_last_import_always_imports_every_run_false_never(value, probe, reuse):
+    options = facts_options(dict(PARAMS, probe=value))
+    assert (options.probe, options.probe_reuse) == (probe, reuse)
 
 
 def test_facts_options_name_every_bad_param():
     with pytest.raises(CudaVenvError) as caught:
-        facts_options(dict(PARAMS, probe_timeout=0.0, ld_library_path=["lib", "/ok"], index_url="https://h/simple",
+        facts_options(dict(PARAMS, probe="sometimes", probe_timeout=0.0, ld_library_path=["lib", "/ok"], index_url="https://h/simple",
                            gpu_archs=["9.0", "sm_90", "90"]))
     assert str(caught.value) == ("ld_library_path entry 'lib' is not an absolute folder path; "
+                                 "probe must be true, false or always, got 'sometimes'; "
                                  "probe_timeout must be positive, got 0.0; gpu_archs: 'sm_90' is not a compute capability such as "
                                  "'8.0' or '9.0'; gpu_archs: '90' is not a compute capability such as '8.0' or '9.0'; "
                                  "wheel sources set no_index together with "

@@ -6,6 +6,7 @@ one, and an index that is corrupt, foreign or of another format is ignored, sayi
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import os
 import shutil
@@ -18,6 +19,7 @@ from ansible_collections.gpuops.cuda_venv.plugins.module_utils._read.packaging.d
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._read.binaries.elf import ElfError, read_elf
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._read.binaries.fatbin import read_kernels
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._read import read_index
+from ansible_collections.gpuops.cuda_venv.plugins.module_utils._read.probe import ProbeResult
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._read.read_index import index_path, load_index
 from ansible_collections.gpuops.cuda_venv.tests.support.dist_helpers import make_dist
 from ansible_collections.gpuops.cuda_venv.tests.support.elf_helpers import build_so, requires_gcc
@@ -169,17 +171,18 @@ def test_an_invalid_file_is_never_kept_and_fails_every_time(objects, tmp_path):
 
 def _index(**fields):
     """An index's bytes: a valid empty one of this version for /srv/venv, with ``fields`` changed (None: left out)."""
-    data = dict({"format": 3, "version": VERSION, "root": ROOT, "started_ns": 1, "elf": {}, "kernels": {}, "dists": {}},
+    data = dict({"format": 4, "version": VERSION, "root": ROOT, "started_ns": 1, "elf": {}, "kernels": {}, "dists": {}},
                 **fields)
     return json.dumps({k: v for k, v in data.items() if v is not None}).encode()
 
 
 @pytest.mark.parametrize("content, why", [
     (b"{not json", "unreadable or not JSON: Expecting property name enclosed in double quotes: line 1 column 2 (char 1)"),
-    (b'{"format": 0}', "another format than 3"),
-    (b'[]', "another format than 3"),
-    (b'{"format": 1, "root": "/srv/venv", "written_ns": 1, "elf": {}, "kernels": {}}', "another format than 3"),
-    (b'{"format": 2, "root": "/srv/venv", "started_ns": 1, "elf": {}, "kernels": {}}', "another format than 3"),
+    (b'{"format": 0}', "another format than 4"),
+    (b'[]', "another format than 4"),
+    (b'{"format": 1, "root": "/srv/venv", "written_ns": 1, "elf": {}, "kernels": {}}', "another format than 4"),
+    (b'{"format": 2, "root": "/srv/venv", "started_ns": 1, "elf": {}, "kernels": {}}', "another format than 4"),
+    (b'{"format": 3, "root": "/srv/venv", "started_ns": 1, "elf": {}, "kernels": {}, "dists": {}}', "another format than 4"),
     (_index(version="0.9.0"), "written by another version of the collection (0.9.0)"),
     (_index(version=None), "written by another version of the collection (None)"),
     (_index(root="/srv/other"), "written for another venv (/srv/other)"),
@@ -321,3 +324,106 @@ def test_a_file_of_another_size_with_its_recorded_inode_and_times_is_read_again_
     monkeypatch.setattr(read_index.os, "stat", stat)
     again = load_index(str(state), ROOT)
     assert again.kernels(ext).sass == (80, 90) and (again.read, again.reused) == (1, 0)
+
+
+# --- the import probe, answered from the last one (a stand-in probe: what it loaded are real files here) ------------
+
+def _stand_in_probe(loaded, sources=(), **changes):
+    fields = dict(ran=True, ok=True, error=None, traceback=None, returncode=0, timed_out=False, signal=None,
+                  loaded=tuple(loaded), versions={"torch": "2.9.1", "cudnn": 91002}, duration=1.5, sources=tuple(sources))
+    fields.update(changes)
+    return ProbeResult(**fields)
+
+
+@pytest.fixture()
+def probed(tmp_path):
+    """(state dir, key, the paths given, a library and a module the stand-in probe loaded, the runs made)."""
+    state = tmp_path / "state"
+    state.mkdir()
+    python, lib, module = tmp_path / "python3", tmp_path / "libtorch.so", tmp_path / "torch_init.py"
+    for path in (python, lib, module):
+        path.write_bytes(b"v1")
+    key = {"anchor": "torch", "python": str(python), "ld_library_path": [], "loader_only": False,
+           "driver": ["NVRM version: 580.95.05", ["nvidia0"]]}
+    runs = []
+
+    def run():
+        runs.append(1)
+        return _stand_in_probe([str(lib)], [str(module)])
+    _next_second()  # the files are older than the run that records the probe
+    first = load_index(str(state), ROOT)
+    assert first.probe(key, [str(python)], run).reused_from is None
+    _keep(state, first)
+    return state, key, [str(python)], lib, module, run, runs
+
+
+def _again(state, key, paths, run):
+    return load_index(str(state), ROOT).probe(key, paths, run)
+
+
+def test_an_unchanged_venv_is_answered_from_the_last_probe_saying_when_it_ran(probed):
+    state, key, paths, _lib, _module, run, runs = probed
+    again = _again(state, key, paths, run)
+    assert len(runs) == 1 and again.reused_from is not None and again.reused_from.endswith("Z")
+    assert again == dataclasses.replace(_stand_in_probe(*[list(again.loaded), list(again.sources)]), reused_from=again.reused_from)
+
+
+@pytest.mark.parametrize("change", ["library", "module", "interpreter"])
+def test_a_file_the_import_depended_on_replaced_runs_the_probe_again(probed, change):
+    state, key, paths, lib, module, run, runs = probed
+    target = {"library": lib, "module": module, "interpreter": paths[0]}[change]
+    os.rename(str(_write(str(target) + ".new", b"v2")), str(target))  # as installers do: a new inode
+    assert _again(state, key, paths, run).reused_from is None and len(runs) == 2
+
+
+@pytest.mark.parametrize("field, value", [("ld_library_path", ["/opt/cuda/lib64"]),
+                                          ("driver", ["NVRM version: 590.10", ["nvidia0"]]), ("anchor", "jax")])
+def test_another_loading_variable_driver_or_anchor_runs_the_probe_again(probed, field, value):
+    state, key, paths, _lib, _module, run, runs = probed
+    assert _again(state, dict(key, **{field: value}), paths, run).reused_from is None and len(runs) == 2
+
+
+def test_a_file_changed_in_the_second_the_probe_was_recorded_is_never_trusted(probed):
+    state, key, paths, lib, _module, run, runs = probed
+    _next_second()
+    index = load_index(str(state), ROOT)
+    os.rename(str(_write(str(lib) + ".new", b"v3")), str(lib))  # changed in the second this run began
+    assert index.probe(key, paths, run).reused_from is None
+    _keep(state, index)
+    assert _again(state, key, paths, run).reused_from is None and len(runs) == 3  # racy: not trusted
+
+
+def test_a_probe_that_timed_out_is_never_kept(tmp_path):
+    state = tmp_path / "state"
+    state.mkdir()
+    index = load_index(str(state), ROOT)
+    index.probe({"anchor": "torch"}, [], lambda: _stand_in_probe([], ok=False, timed_out=True))
+    assert json.loads(index.as_json())["probe"] is None
+
+
+def test_probe_always_runs_it_and_keeps_the_new_result(probed):
+    state, key, paths, _lib, _module, run, runs = probed
+    index = load_index(str(state), ROOT)
+    assert index.probe(key, paths, run, reuse=False).reused_from is None and len(runs) == 2
+
+
+def _write(path, data):
+    with open(path, "wb") as handle:
+        handle.write(data)
+    return path
+
+
+@pytest.mark.parametrize("probe", [None, {"key": {}}, {"key": {}, "at": "x", "paths": ["/a"], "identity": [], "value": {}},
+                                   {"key": {}, "at": "x", "paths": ["/a"], "identity": [[1, 2]], "value": {}},
+                                   {"key": {}, "at": "x", "paths": [], "identity": [], "value": {"ran": True}}])
+def test_a_recorded_probe_that_is_not_one_is_run_again(tmp_path, probe):
+    state = tmp_path / "state"
+    state.mkdir()
+    data = {"format": 4, "version": VERSION, "root": ROOT, "started_ns": 1, "elf": {}, "kernels": {}, "dists": {},
+            "probe": probe}
+    (state / "read-index.json").write_text(json.dumps(data), encoding="utf-8")
+    runs = []
+    index = load_index(str(state), ROOT)
+    assert index.ignored is None
+    index.probe({}, [], lambda: runs.append(1) or _stand_in_probe([]))
+    assert runs == [1]

@@ -1,0 +1,40 @@
+"""cuda_venv_facts through Ansible: an unchanged venv is answered from the last import probe; any install runs it again."""
+
+import subprocess
+import time
+
+from conftest import CACHE
+from scenario_tools import run_module
+from tests.standin import build_scenario
+
+from ansible_collections.gpuops.cuda_venv.tests.support.dist_helpers import make_wheel
+
+
+def _probe(tmp_path, venv, **args):
+    rc, result, output = run_module(tmp_path, "cuda_venv_facts", dict(path=str(venv), gpu=False, **args))
+    assert rc == 0, output
+    return result["ansible_facts"]["cuda_venv"]["probe"]
+
+
+def _next_second():
+    time.sleep(1.0 - time.time() % 1.0 + 0.01)
+
+
+def test_the_last_import_is_reused_until_pip_installs_something_and_always_imports_every_run(tmp_path):
+    venv = build_scenario("healthy-cu12", tmp_path / "venv", cache=CACHE).venv
+    _next_second()  # the venv's files are older than the run that records the import
+    first = _probe(tmp_path, venv)
+    assert (first["ok"], first["reused"], first["reused_from"]) == (True, False, None)
+    again = _probe(tmp_path, venv)
+    assert (again["reused"], again["versions"], again["loaded"]) == (True, first["versions"], first["loaded"])
+    assert again["reused_from"].endswith("Z") and again["duration"] == first["duration"]
+    assert _probe(tmp_path, venv, probe="always")["reused"] is False
+
+    wheels = tmp_path / "wheels"
+    wheels.mkdir()
+    make_wheel(str(wheels), "harmless", "1.0", {"harmless/__init__.py": b"VALUE = 1\n"})
+    proc = subprocess.run([str(venv / "bin/python"), "-m", "pip", "install", "--no-index", "--find-links", str(wheels),
+                           "harmless"], capture_output=True, text=True, check=False)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    after = _probe(tmp_path, venv)
+    assert (after["ok"], after["reused"]) == (True, False)
