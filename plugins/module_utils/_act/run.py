@@ -69,6 +69,7 @@ class Installer:
         self._lock_fd = lock_fd  # installers inherit the lock: an orphaned one keeps the venv locked
         self._python = python
         self._made = shared if shared is not None else []  # the live backend, shared with every at()
+        self._moved: Optional[Backend] = None  # at(python)'s: a copy of the live backend run by ``python``
 
     def backend(self) -> Optional[Backend]:
         if not self._made:
@@ -79,9 +80,10 @@ class Installer:
         made = self._made[0]
         if made is None or self._python is None:
             return made
-        moved = copy.copy(made)
-        moved.python = self._python
-        return moved
+        if self._moved is None:
+            self._moved = copy.copy(made)
+            self._moved.python = self._python
+        return self._moved
 
     def at(self, python: str) -> "Installer":
         return Installer(self._make, self._lock_fd, python, self._made)
