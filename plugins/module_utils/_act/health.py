@@ -54,13 +54,16 @@ def health(obs: Observations, options, runner: Runner, run_check_command: bool =
 
 
 def baseline(before, options, runner: Runner, light: bool = False):
-    """(the observation the first batch starts from, its health): the venv as found, probed when asked.
+    """(the observation the first batch starts from, its health): the venv as found, probed when asked (the import an
+    earlier cuda_venv_facts run kept in the read index, when nothing it depended on changed).
 
     ``light``: with the light test (a swap's copy is judged against it; the full test of the live venv is run
     only if the copy's full test needs comparing, see judged); a failed light test is judged by the import."""
     if not options.probe:
         return before, health(before, options, runner)
-    current, light = with_light_test(lambda loader_only: probe_venv(before, runner, loader_only=loader_only), light)
+    # the live venv as found: an earlier facts run's import answers when nothing it depended on changed
+    current, light = with_light_test(lambda loader_only: probe_venv(before, runner, loader_only=loader_only, reuse=True),
+                                     light)
     return current, health(current, options, runner, run_check_command=not light)
 
 

@@ -350,14 +350,20 @@ def add_probe(obs: Observations, probe: ProbeResult) -> Observations:
     return dataclasses.replace(obs, probe=probe, conflicts=conflicts, static_conflicts=obs.conflicts)
 
 
-def probe_venv(obs: Observations, runner: Runner, loader_only: bool = False) -> Observations:
+def probe_venv(obs: Observations, runner: Runner, loader_only: bool = False, reuse: bool = False) -> Observations:
     """``obs`` with an import probe run now (the venv unchanged since ``obs`` was read); ``loader_only``: the light
-    test (see probe_import)."""
-    options = obs.options
-    probe = probe_import(obs.layout.python, import_name(options.anchor, obs.distributions), runner,
-                         ld_library_path=options.ld_library_path, timeout=options.probe_timeout, pycache=options.pycache,
-                         loader_only=loader_only)
-    return add_probe(obs, probe)
+    test (see probe_import). ``reuse``: the result the venv's read index keeps (an earlier cuda_venv_facts run's), when
+    nothing that import depended on changed (ReadIndex.probe); the index is only read."""
+    options = dataclasses.replace(obs.options, probe_loader_only=loader_only)
+    module = import_name(options.anchor, obs.distributions)
+
+    def run():
+        return probe_import(obs.layout.python, module, runner, ld_library_path=options.ld_library_path,
+                            timeout=options.probe_timeout, pycache=options.pycache, loader_only=loader_only)
+    if not reuse:
+        return add_probe(obs, run())
+    key, paths = probe_inputs(options, obs.layout, module)
+    return add_probe(obs, load_index(obs.layout.state_dir, obs.layout.root).probe(key, paths, run))
 
 
 def without_probe(obs: Observations) -> Observations:

@@ -10,9 +10,13 @@ import dataclasses
 import gc
 import json
 import os
+import subprocess
+import sys
+import time
 
 import pytest
 
+from ansible_collections.gpuops.cuda_venv.plugins.module_utils._act.facts import keep_read_index
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._core.runner import SubprocessRunner
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._read.binaries.loader import build_config
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._read.read_index import load_index
@@ -20,7 +24,7 @@ from ansible_collections.gpuops.cuda_venv.plugins.module_utils._core.venv_paths 
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._read.venv_layout import read_layout
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._read import observe as observe_module
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._read.observe import (
-    FactsOptions, _entry_points, import_name, observe, torch_preload)
+    FactsOptions, _entry_points, import_name, observe, probe_venv, torch_preload, without_probe)
 from ansible_collections.gpuops.cuda_venv.tests.unit.plugins.module_utils import observations as O
 from ansible_collections.gpuops.cuda_venv.tests.support.dist_helpers import make_dist
 from ansible_collections.gpuops.cuda_venv.tests.support.elf_helpers import build_so, requires_gcc
@@ -259,3 +263,24 @@ def test_the_gpu_states_go_to_the_performance_reading_and_not_to_the_gpu_facts_f
     assert [s["processes"] for s in obs.performance.gpu_states] == [[]]
     obs = observe(FactsOptions(path=venv, probe=False), SubprocessRunner(), loader=build_config())
     assert asked == [True, False] and obs.gpu == facts and obs.performance is None
+
+
+def test_the_repairs_baseline_reuses_the_import_a_facts_run_kept_and_runs_it_when_an_install_changed_the_venv(tmp_path):
+    """A real venv (its own interpreter) with a package ``mini``: the facts run keeps its import with the read index;
+    the repair's baseline (probe_venv with reuse) answers from it while nothing changed, and imports again after a
+    distribution is added to site-packages."""
+    root = str(tmp_path / "venv")
+    subprocess.run([sys.executable, "-m", "venv", "--without-pip", root], check=True)
+    site = read_layout(root).site_packages[0]
+    make_dist(site, "mini", "1.0", {"mini/__init__.py": b"VALUE = 1\n"})
+    time.sleep(1.0 - time.time() % 1.0 + 0.01)  # the venv's files are older than the facts run
+    options = FactsOptions(path=root, anchor="mini", gpu=False, read_index=True)
+    facts = observe(options, SubprocessRunner(), loader=build_config())
+    assert facts.probe.ok and facts.probe.reused_from is None
+    keep_read_index(facts)
+    plain = without_probe(observe(dataclasses.replace(options, probe=False, read_index=False), SubprocessRunner(),
+                                  loader=build_config()))
+    reused = probe_venv(plain, SubprocessRunner(), reuse=True).probe
+    assert reused.ok and reused.reused_from is not None and reused.loaded == facts.probe.loaded
+    make_dist(site, "other", "1.0", {"other/__init__.py": b""})
+    assert probe_venv(plain, SubprocessRunner(), reuse=True).probe.reused_from is None
