@@ -38,7 +38,7 @@ LINT_ARGS ?=
 export PATH := $(BIN):$(PATH)
 
 .PHONY: help setup tools collections shellcheck report-tools reliability-tools test-tools test unit sanity lint scenarios reliability molecule bench build demo clean
-.PHONY: publish-tools tools-min sanity-min publish-check units-venv mutate mutate-tools
+.PHONY: publish-tools tools-min sanity-min publish-check units-venv mutate mutate-tools mutate-report
 
 help:
 	@echo "make setup      tools venv ($(TOOLS)) and community collections ($(COLLECTIONS))"
@@ -223,6 +223,10 @@ publish-check: publish-tools
 # Mutation testing of the safety rules on a copy of the tree; the table goes to docs/MUTATION.md. Not part of test.
 mutate: setup mutate-tools
 	$(BIN)/python scripts/mutate.py $(CURDIR)/$(MUTATE_TOOLS) $(BIN)/python $(MUTATE_AREAS)
+
+# The table again from the sessions earlier runs left in build/mutate (nothing run).
+mutate-report: setup
+	$(BIN)/python scripts/mutate.py $(CURDIR)/$(MUTATE_TOOLS) $(BIN)/python --report $(MUTATE_AREAS)
 
 demo: setup
 	scripts/demo.sh

@@ -5,7 +5,9 @@
 """Mutation testing of the safety rules (``make mutate``): cosmic-ray on a copy of the tree, each rule's module
 against its own unit tests, the score and the surviving mutants written to docs/MUTATION.md.
 
-Usage: scripts/mutate.py COSMIC_RAY_VENV TOOLS_PYTHON [AREA ...]   (AREA: a key of SCOPE; default all)
+Usage: scripts/mutate.py COSMIC_RAY_VENV TOOLS_PYTHON [--report] [AREA ...]   (AREA: a key of SCOPE; default all)
+``--report``: the table again from the sessions of earlier runs (build/mutate/AREA.sqlite), nothing run; after an
+equivalent mutant is added to docs/MUTATION.md, or to put areas run apart into one table.
 
 Why cosmic-ray: it mutates the file on disk and runs any test command, so the collection's tests run as they always
 do (the repository imported as ansible_collections.gpuops.cuda_venv through build/collections); mutmut 3 rewrites
@@ -65,18 +67,25 @@ def main(argv) -> int:
     if len(argv) < 3:
         print(__doc__.split("\n\n")[1], file=sys.stderr)
         return 2
-    cosmic, python, areas = argv[1], argv[2], argv[3:] or list(SCOPE)
+    cosmic, python, rest = argv[1], argv[2], argv[3:]
+    report_only = "--report" in rest
+    areas = [a for a in rest if a != "--report"] or list(SCOPE)
     unknown = [a for a in areas if a not in SCOPE]
     if unknown:
         print("mutate: no area %s; the areas: %s" % (", ".join(unknown), ", ".join(SCOPE)), file=sys.stderr)
         return 2
-    tree = _copy_tree()
+    missing = [a for a in areas if report_only and not os.path.exists(os.path.join(WORK, a + ".sqlite"))]
+    if missing:
+        print("mutate: no session of %s in %s: run it first" % (", ".join(missing), WORK), file=sys.stderr)
+        return 2
+    tree = os.path.join(WORK, "tree") if report_only else _copy_tree()
     equivalents = _equivalents()
     rows, survivors = [], []
     for area in areas:
         started = time.monotonic()
-        counts, left = _run_area(area, cosmic, python, tree, equivalents)
-        rows.append((area, counts, time.monotonic() - started))
+        counts, left = _area_results(area, tree, equivalents) if report_only else _run_area(
+            area, cosmic, python, tree, equivalents)
+        rows.append((area, counts, None if report_only else time.monotonic() - started))
         survivors += left
     _write_doc(rows, survivors, areas)
     print(open(os.path.join(WORK, "results.md"), encoding="utf-8").read())
@@ -110,7 +119,6 @@ def _run_area(area, cosmic, python, tree, equivalents):
     tool = os.path.join(cosmic, "bin", "cosmic-ray")
     subprocess.run([tool, "init", config, session], cwd=tree, check=True)
     spans = _functions(os.path.join(tree, module))
-    lines = open(os.path.join(tree, module), encoding="utf-8").read().split("\n")
     db = sqlite3.connect(session)
     kept = 0
     for job, operator, row in db.execute("select job_id, operator_name, start_pos_row from mutation_specs").fetchall():
@@ -125,7 +133,14 @@ def _run_area(area, cosmic, python, tree, equivalents):
     subprocess.run([tool, "exec", config, session], cwd=tree, check=True)
     subprocess.run(["git", "diff", "--no-index", "--quiet", os.path.join(ROOT, module), os.path.join(tree, module)],
                    check=True)  # cosmic-ray put every mutated file back
-    return _results(area, module, session, spans, lines, equivalents)
+    return _area_results(area, tree, equivalents)
+
+
+def _area_results(area, tree, equivalents):
+    module = SCOPE[area][0]
+    lines = open(os.path.join(tree, module), encoding="utf-8").read().split("\n")
+    return _results(area, module, os.path.join(WORK, area + ".sqlite"), _functions(os.path.join(tree, module)), lines,
+                    equivalents)
 
 
 def _results(area, module, session, spans, lines, equivalents):
@@ -174,13 +189,14 @@ def _equivalents():
 
 
 def _write_doc(rows, survivors, areas) -> None:
-    table = ["Run of %s: `make mutate%s`." % (time.strftime("%Y-%m-%d"), "" if areas == list(SCOPE) else
-                                            " MUTATE_AREAS='%s'" % " ".join(areas)), "",
+    which = "" if areas == list(SCOPE) else " MUTATE_AREAS='%s'" % " ".join(areas)
+    table = ["Table of %s: `make mutate%s`." % (time.strftime("%Y-%m-%d"), which), "",
              "| area | mutants | killed | equivalent | survived | incompetent | minutes |", "|---|---|---|---|---|---|---|"]
     for area, counts, seconds in rows:
-        table.append("| %s | %d | %d | %d | %d | %d | %.1f |" % (area, counts["generated"], counts["killed"],
-                                                                 counts["equivalent"], counts["survived"],
-                                                                 counts["incompetent"], seconds / 60))
+        table.append("| %s | %d | %d | %d | %d | %d | %s |" % (area, counts["generated"], counts["killed"],
+                                                               counts["equivalent"], counts["survived"],
+                                                               counts["incompetent"],
+                                                               "-" if seconds is None else "%.1f" % (seconds / 60)))
     table += ["", "Survivors: %s" % ("none" if not survivors else "")] + ["- " + s for s in survivors]
     block = "\n".join(table)
     os.makedirs(WORK, exist_ok=True)

@@ -182,3 +182,12 @@ def test_one_distribution_at_a_whole_second_and_two_at_two_times_are_runs_not_a_
     assert table(dists, stamps) == [(1, iso_time(whole), "pip", ["torch 1.0", "six 1.0"], ["torch 1.0"])]
     dists, stamps = run(("torch", "pip", whole, whole, True), ("six", "pip", whole, whole, False))
     assert [t.time for t in transactions(dists, stamps)] == [None]
+
+
+def test_two_installers_too_close_are_caught_in_either_order():
+    """Mutation guarded (``_at_once``): the other installer compared by order (``>``) rather than difference: uv
+    starting 30 ms after pip ended is as much "at once" as pip after uv."""
+    dists, stamps = run(("torch", "pip", T, T + 5, True), ("six", "uv", T + 5.03, T + 5.5, True))
+    found = transactions(dists, stamps)
+    assert [(t.time, t.installer) for t in found] == [(None, "pip"), (None, "uv")]
+    assert found[1].reason.startswith("uv wrote six 1.0 0.030 s after pip wrote torch 1.0 (")
