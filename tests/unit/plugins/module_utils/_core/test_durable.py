@@ -60,8 +60,7 @@ def test_rewrite_keeps_the_mode_of_the_file_it_replaces(tmp_path):
     assert target.read_bytes() == b"#!/new/python\n" and mode_of(target) == 0o751
 
 
-def test_a_setuid_bit_survives_the_owner_change_with_a_stand_in_fchown_that_clears_it_as_the_kernel_does(tmp_path,
-                                                                                                     monkeypatch):
+def test_a_setuid_bit_survives_the_owner_change_with_a_stand_in_fchown_that_clears_it(tmp_path, monkeypatch):
     """Mutation guarded: the mode set before the owner. The kernel clears setuid and setgid when a file's owner
     changes, so the mode must come after it. The stand-in fchown (changing an owner needs root) clears them as the
     kernel does, so the order is checked as any user, not only as root."""
