@@ -380,10 +380,12 @@ def main():
     if not HAS_PACKAGING:
         module.fail_json(msg=missing_required_lib("packaging"), exception=PACKAGING_IMPORT_ERROR)
     try:
-        facts = gather_facts(facts_options(module.params), SubprocessRunner(), keep_index=not module.check_mode)
+        facts = gather_facts(facts_options(module.params), SubprocessRunner(), keep_index=not module.check_mode,
+                             export_to=module.params["export_lock"])
     except CudaVenvError as exc:
         module.fail_json(msg=str(exc), **exc.result)
-    module.exit_json(changed=False, ansible_facts={"cuda_venv": facts})
+    exported = facts.get("exported_lock")
+    module.exit_json(changed=bool(exported and exported["changed"]), ansible_facts={"cuda_venv": facts})
 
 
 if __name__ == "__main__":

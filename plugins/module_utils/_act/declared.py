@@ -56,8 +56,8 @@ def with_declared(run, obs: Observations) -> Tuple[object, object, Optional[Decl
     """(the run with the declared pins in its facts options, ``obs`` judged against the declared state, the
     resolution) when one is needed (see the module's doc); (``run``, ``obs``, None) otherwise. Starts the installer
     only when needed."""
-    if obs.options.declared:
-        return run, obs, None
+    if obs.options.declared or obs.lock is not None:
+        return run, obs, None  # resolved already, or the user's lock: its pins are the declared state
     packages = list(run.options.desired.packages) if another_anchor(obs) else []
     declared, judged = None, obs
     if packages:

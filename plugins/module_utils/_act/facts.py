@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import os
 from dataclasses import replace
+from typing import Optional
 
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._act.venv_lock import ensure_state_dir
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._core.durable import replace_file
@@ -21,18 +22,25 @@ from ansible_collections.gpuops.cuda_venv.plugins.module_utils._core.runner impo
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._decide.contamination_source import residue_candidates, with_source_versions
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._decide.diagnose import diagnose
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._decide.facts_report import report
+from ansible_collections.gpuops.cuda_venv.plugins.module_utils._install.lock_export import export_lock
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._read.observe import FactsOptions, Observations, observe
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._read.read_index import index_path
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._read.packaging.wheel_sources import read_offers
 
 
-def gather_facts(options: FactsOptions, runner: Runner, keep_index: bool = True) -> dict:
+def gather_facts(options: FactsOptions, runner: Runner, keep_index: bool = True, export_to: Optional[str] = None) -> dict:
     """Observe, diagnose and report: the whole facts module in one call. With ``options.read_index``, what was read
-    is kept for the next run unless ``keep_index`` is false (check mode writes nothing)."""
+    is kept for the next run unless ``keep_index`` is false (check mode writes nothing). ``export_to``: the venv as it
+    is written there as a pylock.toml (``_install/lock_export.py``; not in check mode), reported as
+    ``exported_lock``."""
     obs = observe(options, runner)
     if obs.read_index is not None and obs.read_index.changed and keep_index:
         keep_read_index(obs)
-    return facts_of(obs)
+    facts = facts_of(obs)
+    if export_to is not None:
+        facts["exported_lock"] = export_lock(obs.distributions, obs.layout.python, export_to, runner,
+                                             options.wheel_sources, check_mode=not keep_index).as_dict()
+    return facts
 
 
 def keep_read_index(obs: Observations) -> None:

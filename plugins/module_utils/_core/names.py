@@ -26,6 +26,9 @@ DISTRIBUTION_NAME = r"[A-Za-z0-9](?:[A-Za-z0-9._-]*[A-Za-z0-9])?"
 # Matched against the last path part; the import probe's script (run in the venv's interpreter) gets the same text.
 SHARED_OBJECT_NAME = r"^[^/]+\.so(\.[0-9]+)*$"
 
+# The installer itself and the build basics a venv is made with: never pruned by prune=all, never a lock's extra
+# (locks leave them out).
+VENV_SEED = frozenset(("pip", "setuptools", "wheel", "uv"))
 _SEPARATORS = re.compile(r"[-_.]+")
 _SHARED_OBJECT = re.compile(SHARED_OBJECT_NAME)
 

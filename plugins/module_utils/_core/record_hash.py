@@ -16,6 +16,15 @@ CHUNK = 1024 * 1024
 def file_digest(path: str, algorithm: str = "sha256", buffer: Optional[bytearray] = None) -> str:
     """urlsafe base64 digest without padding, as RECORD writes it; reads 1 MiB at a time into ``buffer``
     (a caller hashing many files passes one, to allocate it once)."""
+    return record_digest(_hashed(path, algorithm, buffer))
+
+
+def file_hexdigest(path: str, algorithm: str = "sha256") -> str:
+    """The hex digest, as lock files and ``--hash`` options write it."""
+    return _hashed(path, algorithm, None).hexdigest()
+
+
+def _hashed(path: str, algorithm: str, buffer: Optional[bytearray]):
     digest = hashlib.new(algorithm)
     buffer = buffer if buffer is not None else bytearray(CHUNK)
     view = memoryview(buffer)
@@ -25,7 +34,7 @@ def file_digest(path: str, algorithm: str = "sha256", buffer: Optional[bytearray
             if not count:
                 break
             digest.update(view[:count])
-    return record_digest(digest)
+    return digest
 
 
 def record_digest(digest) -> str:

@@ -21,6 +21,7 @@ from ansible_collections.gpuops.cuda_venv.plugins.module_utils._decide.contamina
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._decide.contaminants import belonging, identical_everywhere
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._decide.findings import Finding
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._decide.guard import guard_findings
+from ansible_collections.gpuops.cuda_venv.plugins.module_utils._decide.lock_drift import lock_drift
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._decide.performance import performance_findings
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._read.host.gpu import (
     COMPATIBLE, MINOR_BEHIND, GpuError, driver_compatibility, minimum_driver_for)
@@ -341,6 +342,8 @@ def conflicting_pins(obs: Observations) -> List[Finding]:
 
 
 def requirement_problems(obs: Observations) -> List[Finding]:
+    if obs.lock is not None:
+        return []  # the requirements are the lock's pins: LOCK_DRIFT says what differs (_decide/lock_drift.py)
     findings = []
     for edge in obs.requirements:
         if edge.name == obs.options.anchor and not edge.chain:
@@ -557,8 +560,8 @@ def invalid_elves(obs: Observations) -> List[Finding]:
 
 
 RULES = (python_unusable, anchor_missing, dist_info_invalid, record_outside_venv, missing_files, modified_files,
-         ownership_conflicts, duplicates, mixed_majors, requirement_problems, conflicting_pins, unresolved_sonames,
-         system_fallbacks,
+         ownership_conflicts, duplicates, mixed_majors, requirement_problems, lock_drift, conflicting_pins,
+         unresolved_sonames, system_fallbacks,
          import_failed, runtime_mismatch, unrequired_cuda, contamination_source, driver_too_old, invalid_elves, venv_moved,
          script_interpreter_missing, shadowed_sonames, guard_findings, performance_findings)
 

@@ -16,6 +16,7 @@ from ansible_collections.gpuops.cuda_venv.plugins.module_utils._decide.contamina
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._decide.findings import is_healthy, summarize
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._decide.guard import guard_facts
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._decide.history import history_of
+from ansible_collections.gpuops.cuda_venv.plugins.module_utils._decide.lock_drift import lock_facts
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._decide.performance import performance_facts
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._read.observe import Observations, each_resolution
 
@@ -47,6 +48,7 @@ def report(obs: Observations, findings) -> dict:
         "history": [t.as_dict() for t in history_of(obs)],
         **_belonging(obs),
         "performance": performance_facts(obs),
+        "lock": lock_facts(obs, findings),
         "read_index": obs.read_index.facts() if obs.read_index is not None else None,
         "findings": [f.as_dict() for f in findings],
         "healthy": is_healthy(findings),

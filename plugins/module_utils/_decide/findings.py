@@ -64,6 +64,8 @@ RESTART_NEEDED = "RESTART_NEEDED"
 INSTALL_NO_KERNEL = "INSTALL_NO_KERNEL"
 # Two kept distributions pinning one wheel to versions that cannot both hold (the anchor's is kept).
 REQUIREMENT_PINS_CONFLICT = "REQUIREMENT_PINS_CONFLICT"
+# Where the venv differs from the user's lock (_decide/lock_drift.py): missing, version, bytes, extra.
+LOCK_DRIFT = "LOCK_DRIFT"
 
 CODES = (
     RECORD_MISSING_FILES, RECORD_MODIFIED_FILES, FILE_OWNERSHIP_CONFLICT, SONAME_UNRESOLVED,
@@ -74,7 +76,7 @@ CODES = (
     INSTALL_WOULD_OVERWRITE, INSTALL_CUDA_MAJOR_MISMATCH,
     KERNELS_MISSING, KERNELS_PTX_ONLY, GPU_CLOCKS_THROTTLED, GPU_POWER_LIMITED, GPU_PCIE_DEGRADED, GPU_MEMORY_ERRORS,
     GPU_PERSISTENCE_OFF, GPU_MIG_ENABLED, GPU_SHARED, ENV_SLOWS_CUDA, RESTART_NEEDED, INSTALL_NO_KERNEL,
-    REQUIREMENT_PINS_CONFLICT,
+    REQUIREMENT_PINS_CONFLICT, LOCK_DRIFT,
 )
 
 # The _decide module (file stem) whose rule decides each code; docs/DEVELOPMENT.md points here.
@@ -117,6 +119,7 @@ DECIDED_IN = {
     RESTART_NEEDED: "performance",
     INSTALL_NO_KERNEL: "install_refusals",
     REQUIREMENT_PINS_CONFLICT: "diagnose",
+    LOCK_DRIFT: "lock_drift",
 }
 
 

@@ -28,14 +28,12 @@ from ansible_collections.gpuops.cuda_venv.plugins.module_utils._decide import fi
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._decide.contaminants import (
     Evidence, belonging, extra_askers, identical_everywhere, still_asked)
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._core.errors import CudaVenvError
-from ansible_collections.gpuops.cuda_venv.plugins.module_utils._core.names import canonical_name, is_loadable
+from ansible_collections.gpuops.cuda_venv.plugins.module_utils._core.names import VENV_SEED, canonical_name, is_loadable
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._read.packaging.distributions import Distribution, label_key
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._decide.scope import cuda_scope, inert_paths, only_inert
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._read.observe import Observations
 
 PRUNE_MODES = ("cuda", "none", "all")
-# Never pruned by prune=all: the installer itself and the build basics a venv is created with.
-_SEED = frozenset(("pip", "setuptools", "wheel", "uv"))
 
 
 class PlanError(CudaVenvError):
@@ -162,20 +160,20 @@ def make_plan(obs: Observations, findings: Sequence, desired: DesiredState) -> P
     # loads is still there; what only the old anchor needed goes after, when nothing loads it any more.
     new_anchor = anchor in installs and anchor in by_key
     install_batches = [("install missing or mismatched requirements", list(chunk),
-                        {F.REQUIREMENT_MISSING, F.REQUIREMENT_VERSION_MISMATCH, F.SONAME_UNRESOLVED})
+                        {F.REQUIREMENT_MISSING, F.REQUIREMENT_VERSION_MISMATCH, F.SONAME_UNRESOLVED, F.LOCK_DRIFT})
                        for chunk in _chunks(sorted(installs.values(), key=lambda a: a.name != anchor), desired.batch_size)]
     if new_anchor:
         batches += install_batches
     if safe:
         batches.append(("remove contaminants nothing kept needs",
-                        [_remove(by_key[k], removals[k], outside) for k in safe], {F.CUDA_DIST_UNREQUIRED}))
+                        [_remove(by_key[k], removals[k], outside) for k in safe], {F.CUDA_DIST_UNREQUIRED, F.LOCK_DRIFT}))
     for chunk in _chunks(units, desired.batch_size):
         actions = [a for unit_removals, _follow in chunk for a in unit_removals]
         actions += [a for _removals, follow in chunk for a in follow]
         batches.append(("remove colliding wheels, then reinstall what they overwrote or deleted", actions,
                         {F.FILE_OWNERSHIP_CONFLICT, F.RECORD_MISSING_FILES, F.RECORD_MODIFIED_FILES,
                          F.CUDA_MAJOR_MIXED, F.RUNTIME_LIBRARY_MISMATCH, F.SONAME_UNRESOLVED, F.IMPORT_FAILED,
-                         F.CUDA_DIST_UNREQUIRED}))
+                         F.CUDA_DIST_UNREQUIRED, F.LOCK_DRIFT}))
     if not new_anchor:
         batches += install_batches
     if late:
@@ -211,8 +209,8 @@ def _removals(obs: Observations, desired: DesiredState, declared: Set[str], by_k
         return removals
     if desired.prune == "all":
         for key in by_key:
-            if key not in declared and key not in removals and key not in _SEED:
-                removals[key] = ("not in the declared set (prune: all)", ())
+            if key not in declared and key not in removals and key not in VENV_SEED:
+                removals[key] = ("not in the %s (prune: all)" % ("lock " + obs.lock.name if obs.lock else "declared set"), ())
         return removals
     for contaminant in belonging(obs).removable().values():
         removals.setdefault(contaminant.dist.key, ("contaminant (prune: cuda): %s" % contaminant.why, contaminant.evidence))
@@ -294,6 +292,8 @@ def _damaged(obs: Observations, findings, by_key, scope: Optional[Dict[str, str]
         elif state.modified:
             damaged[dist.key] = "%d file(s) modified (RECORD_MODIFIED_FILES)" % len(state.modified)
     for finding in findings:
+        if finding.code == F.LOCK_DRIFT and finding.details["kind"] == "bytes":
+            damaged.setdefault(finding.subject, "installed from other bytes than the locked wheel's (LOCK_DRIFT)")
         if finding.code == F.RUNTIME_LIBRARY_MISMATCH and finding.details.get("distribution"):
             key = canonical_name(finding.details["distribution"])
             damaged.setdefault(key, "runs another library version (RUNTIME_LIBRARY_MISMATCH)")
@@ -342,7 +342,7 @@ def _installs(obs: Observations) -> Tuple[Dict[str, Action], List[str]]:
             if spec.strip() and spec.strip() not in specs:
                 specs.append(spec.strip())
         if edge.name not in reasons or edge.required_by:
-            reasons[edge.name] = _install_reason(edge)
+            reasons[edge.name] = _install_reason(edge, obs.lock)
     installs: Dict[str, Action] = {}
     unfixable: List[str] = []
     for name, specs in specifiers.items():
@@ -354,7 +354,10 @@ def _installs(obs: Observations) -> Tuple[Dict[str, Action], List[str]]:
     return installs, unfixable
 
 
-def _install_reason(edge) -> str:
+def _install_reason(edge, lock) -> str:
+    if lock is not None:
+        locked = "locked at %s by %s" % (edge.specifier.lstrip("="), lock.name)
+        return "%s, %s" % (locked, "not installed" if edge.installed is None else "installed %s" % edge.installed)
     who = "required by %s" % edge.required_by if edge.required_by else "declared (anchor or packages)"
     if edge.installed is None:
         return "%s, not installed" % who

@@ -14,7 +14,7 @@ from typing import Optional
 
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._core.errors import CudaVenvError
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._decide.performance import compute_capability_problems
-from ansible_collections.gpuops.cuda_venv.plugins.module_utils._options import WHEEL_SOURCES, shared
+from ansible_collections.gpuops.cuda_venv.plugins.module_utils._options import LOCK_OPTIONS, WHEEL_SOURCES, lock_of, shared
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._read.observe import FactsOptions
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._read.probe import library_path_problems
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._read.packaging.wheel_sources import WheelSources, WheelSourcesError
@@ -34,6 +34,8 @@ def facts_arguments() -> dict:
         read_index=dict(type="bool", default=True),
         **shared(*WHEEL_SOURCES),
         **shared("gpu_archs"),
+        **shared(*LOCK_OPTIONS),
+        export_lock=dict(type="path"),
     )
     return dict(argument_spec=spec, supports_check_mode=True)
 
@@ -52,9 +54,16 @@ def facts_options(params: dict) -> FactsOptions:
                                extra_index_urls=tuple(params["extra_index_urls"]), no_index=params["no_index"])
     except WheelSourcesError as exc:
         problems.append(str(exc))
+    lock = None
+    try:
+        lock = lock_of(params)
+    except CudaVenvError as exc:
+        problems.append(str(exc))
     if problems:
         raise CudaVenvError("; ".join(problems))
-    return FactsOptions(path=params["path"], anchor=params["anchor"], probe=probe != "false", probe_reuse=probe == "true",
+    return FactsOptions(lock=lock, lock_extras=tuple(params["lock_extras"]),
+                        lock_groups=None if params["lock_groups"] is None else tuple(params["lock_groups"]),
+                        path=params["path"], anchor=params["anchor"], probe=probe != "false", probe_reuse=probe == "true",
                         verify=params["verify"],
                         ld_library_path=tuple(params["ld_library_path"]), probe_timeout=params["probe_timeout"], gpu=params["gpu"],
                         wheel_sources=sources, performance=True, gpu_archs=tuple(params["gpu_archs"]),

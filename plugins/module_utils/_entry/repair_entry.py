@@ -11,6 +11,7 @@ The options' documentation is the module's DOCUMENTATION and plugins/doc_fragmen
 
 from __future__ import annotations
 
+import dataclasses
 import re
 from typing import List
 
@@ -28,7 +29,7 @@ from ansible_collections.gpuops.cuda_venv.plugins.module_utils._entry.benchmark_
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._install.install_guard import InstallCheck
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._install.installers import (
     BACKEND_KINDS, WheelSources, recorded_installer, select_backend)
-from ansible_collections.gpuops.cuda_venv.plugins.module_utils._options import WHEEL_SOURCES, shared
+from ansible_collections.gpuops.cuda_venv.plugins.module_utils._options import LOCK_OPTIONS, WHEEL_SOURCES, lock_of, shared
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._read.packaging.guard_state import UV_CONFIG_KINDS
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._read.observe import FactsOptions
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._read.probe import library_path_problems
@@ -72,6 +73,7 @@ def repair_arguments() -> dict:
         guard_uv_config=dict(type="str", choices=list(UV_CONFIG_KINDS), default="none"),
         facts=dict(type="bool", default=False),
         **shared("gpu_archs"),
+        **shared(*LOCK_OPTIONS),
     )
     return dict(argument_spec=spec, supports_check_mode=True)
 
@@ -105,6 +107,8 @@ def request_problems(params: dict) -> List[str]:
             parse_requirement(text)
         except ValueError as exc:
             problems.append(str(exc))
+    if params["lock"] is not None and params["packages"]:
+        problems.append("packages and lock are two declared states: give the packages in the lock, or drop lock")
     return problems
 
 
@@ -125,6 +129,11 @@ def repair_from_params(params: dict, runner: Runner, check_mode: bool = False, d
     problems = request_problems(params)
     if params["facts"] and not check_mode:
         problems.append("facts=true needs check mode: a real run's facts are the diagnosis after it (cuda_venv_facts)")
+    lock = None
+    try:
+        lock = lock_of(params)
+    except CudaVenvError as exc:
+        problems.append(str(exc))
     if problems:
         raise CudaVenvError("; ".join(problems))
     secrets = tuple(s for s in [params["index_url"]] + params["extra_index_urls"] if s)
@@ -137,14 +146,18 @@ def repair_from_params(params: dict, runner: Runner, check_mode: bool = False, d
         layout = read_layout(params["path"])
 
         def make_backend(observed):
-            return select_backend(params["backend"], layout.python, runner, sources,
+            locked = observed.lock
+            found = dataclasses.replace(sources, find_links=sources.find_links + locked.wheel_folders()) if locked else sources
+            return select_backend(params["backend"], layout.python, runner, found,
                                   uv_path=params["uv_executable"], timeout=params["installer_timeout"],
                                   recorded=recorded_installer(observed.distributions),
-                                  has_pip=any(d.key == "pip" for d in observed.distributions))
+                                  has_pip=any(d.key == "pip" for d in observed.distributions), lock=locked)
         options = RepairOptions(
             facts=FactsOptions(path=layout.root, anchor=params["anchor"], verify=params["verify"],
                                ld_library_path=tuple(params["ld_library_path"]), probe_timeout=params["probe_timeout"],
-                               roots=tuple(params["packages"]), wheel_sources=sources, gpu_archs=tuple(params["gpu_archs"])),
+                               roots=tuple(params["packages"]), wheel_sources=sources, gpu_archs=tuple(params["gpu_archs"]),
+                               lock=lock, lock_extras=tuple(params["lock_extras"]),
+                               lock_groups=None if params["lock_groups"] is None else tuple(params["lock_groups"])),
             desired=DesiredState(packages=tuple(params["packages"]), remove=tuple(params["remove"]),
                                  prune=params["prune"], batch_size=params["batch_size"],
                                  revert_edits=params["revert_edits"]),

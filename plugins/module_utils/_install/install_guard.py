@@ -47,7 +47,8 @@ from ansible_collections.gpuops.cuda_venv.plugins.module_utils._decide.plan impo
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._install.wheel_fetch import FetchError, download, resolve
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._install.wheel_kernels import kernel_refusals
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._install.wheel_paths import (
-    WheelError, local_folders, pick_wheel, read_wheel, supported_tags)
+    WheelError, local_folders, pick_wheel, read_wheel)
+from ansible_collections.gpuops.cuda_venv.plugins.module_utils._read.packaging.wheel_tags import supported_tags
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._read.observe import Observations
 
 DOWNLOADS = "downloads"

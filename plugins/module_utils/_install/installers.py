@@ -9,6 +9,10 @@ Both backends build exact argv lists and hand them to a ``Runner``; every
 ``CommandResult`` they return is redacted (see ``redact``). Installs go by
 name from the user's wheel sources, never by file path: a path install leaves
 ``direct_url.json`` and ``pip freeze`` then shows ``name @ file://...``.
+With a lock (``lock`` option), the requirements pinned at their locked version
+go in one requirements file with the lock's ``--hash`` lines, installed with
+``--require-hashes`` (pip and uv alike: a wheel of other bytes is refused);
+the others (a kept neighbour's reinstall) go by name, after.
 
 What stays in force from the user:
 - pip: pip.conf and ``PIP_*`` variables (proxies, certs, extra find-links).
@@ -35,6 +39,7 @@ from __future__ import annotations
 import os
 import re
 import sys
+import tempfile
 from typing import Iterable, Mapping, Optional, Protocol, Sequence
 
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._core.errors import CudaVenvError
@@ -88,6 +93,10 @@ def _check_by_name(items: Sequence[str], what: str) -> tuple:
     return items
 
 
+def _names(requirements: Iterable[str]) -> tuple:
+    return tuple(requirement_name(r) for r in requirements)
+
+
 def _check_reinstall(requirements: tuple, reinstall: Iterable[str]) -> tuple:
     """``reinstall`` names, which must name the requirements one to one.
 
@@ -125,6 +134,7 @@ class Backend(Protocol):
     timeout: Optional[float]
     environ: Optional[Mapping[str, str]]  # the caller's environment installers start from (None: os.environ)
     pass_fds: Sequence[int]  # descriptors installers inherit: the repair passes its venv lock
+    lock: object  # the user's lock or None: its pins install in hash-checking mode
 
     def install(self, requirements: Sequence[str], *, reinstall: Iterable[str] = (), no_deps: bool = True) -> CommandResult:
         """Install requirements by name from the wheel sources; ``reinstall``: all of them, or none."""
@@ -157,6 +167,7 @@ class _Backend:
         self.timeout = timeout
         self.environ = environ
         self.pass_fds: Sequence[int] = ()  # descriptors installers inherit: the repair passes its venv lock
+        self.lock = None  # the user's lock (_read/packaging/lock_file.Lock): its pins install in hash-checking mode
 
     def uninstall(self, names: Sequence[str]) -> CommandResult:
         """Remove distributions by name; the redacted ``CommandResult``."""
@@ -170,7 +181,29 @@ class _Backend:
         """
         requirements = _check_by_name(requirements, "install")
         reinstall = _check_reinstall(requirements, reinstall)
-        return self._run(self._install_argv(requirements, reinstall, no_deps))
+        hashed = self._hashed(requirements)
+        if not hashed:
+            return self._run(self._install_argv(requirements, reinstall, no_deps))
+        with tempfile.TemporaryDirectory(prefix="cuda-venv-lock-") as folder:
+            path = os.path.join(folder, "locked-requirements.txt")
+            with open(path, "w", encoding="utf-8") as handle:
+                handle.write("".join(line + "\n" for line in hashed.values()))
+            result = self._run(self._install_argv((), _names(hashed) if reinstall else (), no_deps, path))
+        rest = tuple(r for r in requirements if r not in hashed)
+        if not result.ok or not rest:
+            return result
+        return self._run(self._install_argv(rest, _names(rest) if reinstall else (), no_deps))
+
+    def _hashed(self, requirements: tuple) -> dict:
+        """requirement -> its line with the lock's hashes, for each requirement pinned at its locked version: those
+        install in the installer's hash-checking mode (pip's and uv's ``--require-hashes``)."""
+        lines = {}
+        for requirement in requirements if self.lock is not None else ():
+            name, _sep, version = requirement.partition("==")
+            package = self.lock.package(canonical_name(name))
+            if package is not None and package.hashes and version == package.version:
+                lines[requirement] = " ".join([package.pin] + ["--hash=%s" % h for h in package.hashes])
+        return lines
 
     def version(self) -> str:
         """The installer's version; raises ``InstallerError`` when it does not run."""
@@ -194,7 +227,9 @@ class _Backend:
     def _uninstall_argv(self, names: tuple) -> list:
         raise NotImplementedError
 
-    def _install_argv(self, requirements: tuple, reinstall: tuple, no_deps: bool) -> list:
+    def _install_argv(self, requirements: tuple, reinstall: tuple, no_deps: bool, hashed_file: str = "") -> list:
+        """The install command: ``requirements`` by name, or (``hashed_file``) a requirements file in hash-checking
+        mode."""
         raise NotImplementedError
 
     def _run(self, argv: Sequence[str]) -> CommandResult:
@@ -240,12 +275,12 @@ class PipBackend(_Backend):
     def _uninstall_argv(self, names: tuple) -> list:
         return self._pip() + ["uninstall", "--yes", "--no-input", "--"] + list(names)
 
-    def _install_argv(self, requirements: tuple, reinstall: tuple, no_deps: bool) -> list:
+    def _install_argv(self, requirements: tuple, reinstall: tuple, no_deps: bool, hashed_file: str = "") -> list:
         argv = self._pip() + ["install", "--no-input", "--disable-pip-version-check"]
         argv += ["--no-deps"] if no_deps else []
         argv += ["--force-reinstall"] if reinstall else []
         argv += source_args(self.sources)
-        return argv + ["--"] + list(requirements)
+        return argv + (["--require-hashes", "-r", hashed_file] if hashed_file else ["--"] + list(requirements))
 
     def version(self) -> str:
         return self._version_from(self._pip() + ["--version"], r"pip (\S+)", "venv python %s has no pip" % self.python)
@@ -265,7 +300,7 @@ class UvBackend(_Backend):
     def _uninstall_argv(self, names: tuple) -> list:
         return [self.uv, "pip", "uninstall", "--python", self.python, "--"] + list(names)
 
-    def _install_argv(self, requirements: tuple, reinstall: tuple, no_deps: bool) -> list:
+    def _install_argv(self, requirements: tuple, reinstall: tuple, no_deps: bool, hashed_file: str = "") -> list:
         # uv's own link mode (hardlinks from its cache by default, UV_LINK_MODE) stays in force: snapshots and
         # restores never write into an existing inode, so files shared with uv's cache are safe.
         argv = [self.uv, "pip", "install", "--python", self.python]
@@ -273,7 +308,7 @@ class UvBackend(_Backend):
         for name in reinstall:
             argv += ["--reinstall-package", name]
         argv += source_args(self.sources, uv=True)
-        return argv + ["--"] + list(requirements)
+        return argv + (["--require-hashes", "-r", hashed_file] if hashed_file else ["--"] + list(requirements))
 
     def version(self) -> str:
         return self._version_from([self.uv, "--version"], r"uv (\S+)", "uv executable %s does not run" % self.uv)
@@ -321,13 +356,14 @@ def _executable(path: str) -> bool:
 def select_backend(kind: str, python: str, runner: Runner, sources: Optional[WheelSources] = None,
                    uv_path: Optional[str] = None, timeout: Optional[float] = None,
                    environ: Optional[Mapping[str, str]] = None, recorded: Optional[str] = None,
-                   has_pip: bool = True, own_python: Optional[str] = None) -> Backend:
+                   has_pip: bool = True, own_python: Optional[str] = None, lock=None) -> Backend:
     """The backend for ``kind`` ("auto", "pip" or "uv"), checked to run (its version is queried).
 
     ``auto`` follows the installer the venv's distributions record (``recorded``, see recorded_installer): a venv
     made by uv is repaired with uv, one made by pip with its own pip; the other one serves when the first is not
     there. ``has_pip``: whether the venv has pip installed. pip is never installed into the venv. ``environ`` and
-    ``own_python``: where uv is looked for (uv_candidates).
+    ``own_python``: where uv is looked for (uv_candidates). ``lock``: the user's lock, whose pins install with its
+    hashes.
     """
     places = uv_candidates(python, environ, own_python)
     if kind not in BACKEND_KINDS:
@@ -350,6 +386,7 @@ def select_backend(kind: str, python: str, runner: Runner, sources: Optional[Whe
         backend = UvBackend(uv, python, runner, sources, timeout, environ)
     else:
         backend = PipBackend(python, runner, sources, timeout, environ)
+    backend.lock = lock
     try:
         backend.version()
     except InstallerError as exc:

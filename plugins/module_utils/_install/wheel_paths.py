@@ -26,7 +26,7 @@ from ansible_collections.gpuops.cuda_venv.plugins.module_utils._read.packaging.d
     METADATA_LIMIT, RECORD_LIMIT, parse_metadata, parse_record)
 
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._core.packaging_lib import (
-    InvalidRequirement, InvalidVersion, InvalidWheelFilename, Requirement, parse_wheel_filename, tags as _tags)
+    InvalidRequirement, InvalidVersion, InvalidWheelFilename, Requirement, parse_wheel_filename)
 
 _ENTRY_POINTS_LIMIT = 1024 * 1024
 
@@ -135,19 +135,6 @@ def _target(path: str, root: str, site_packages: str, headers_dir: str) -> Optio
 
 
 # --- which wheel the installer picks ---------------------------------------------------------------------------
-
-def supported_tags(python_version: str, implementation: str = "cpython") -> list:
-    """The venv interpreter's wheel tags, best first (platforms: this node's, which runs the venv)."""
-    major, minor = (int(p) for p in python_version.split(".")[:2])
-    platforms = list(_tags.platform_tags())
-    short = {"cpython": "cp", "pypy": "pp"}.get(implementation, implementation[:2])
-    if short == "cp":
-        found = list(_tags.cpython_tags((major, minor), platforms=platforms))
-    else:
-        found = list(_tags.generic_tags("%s%d%d" % (short, major, minor), platforms=platforms))
-    return found + [t for t in _tags.compatible_tags((major, minor), "%s%d%d" % (short, major, minor), platforms)
-                    if t not in found]
-
 
 def local_folders(find_links: Sequence[str]) -> Optional[List[str]]:
     """The find-links entries as local paths (folders or wheel files), or None when one is a remote URL."""

@@ -30,6 +30,8 @@ from ansible_collections.gpuops.cuda_venv.plugins.module_utils._read.binaries.el
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._read.host.gpu import GpuFacts, gpu_facts
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._read.packaging.guard_state import GuardState, read_guard
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._read.packaging.install_times import InstallStamp, read_stamps
+from ansible_collections.gpuops.cuda_venv.plugins.module_utils._read.packaging.lock_file import Lock, ParsedLock, select
+from ansible_collections.gpuops.cuda_venv.plugins.module_utils._read.packaging.locked_bytes import BytesCheck, check_locked_bytes
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._read.host.performance_state import PerformanceReading, read_performance
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._read.binaries.loader import (
     LoaderConfig, LoadResult, Resolution, build_config, simulate_load)
@@ -71,6 +73,9 @@ class FactsOptions:
     read_index: bool = False  # reuse and keep what was read from each ELF file (_read/read_index.py): the facts module's
     declared: Tuple[Tuple[str, str], ...] = ()  # the repair's declared state as its installer resolved it, when its
     # anchor is not the installed one ((name, version) pairs, _install/resolve.py): the requirements are these pins
+    lock: Optional[ParsedLock] = None  # the user's lock (_read/packaging/lock_file.py): the declared state is what it selects
+    lock_extras: Tuple[str, ...] = ()  # the lock's extras and dependency groups asked for (None: its default groups)
+    lock_groups: Optional[Tuple[str, ...]] = None
 
 
 @dataclass(frozen=True)
@@ -138,6 +143,8 @@ class Observations:
     # what the configured wheel sources offer of the residue's candidates (_read/packaging/wheel_sources.py); None: not read
     source_reading: Optional[SourceReading] = None
     performance: Optional[PerformanceReading] = None  # options.performance: kernels, jobs' environment, processes
+    lock: Optional[Lock] = None  # what options.lock selects for this venv
+    lock_bytes: Dict[str, BytesCheck] = field(default_factory=dict)  # locked name -> installed from the locked bytes?
     read_index: Optional[ReadIndex] = field(default=None, repr=False)  # options.read_index: what it reused and read
     resolved: Dict[str, str] = field(default_factory=dict, repr=False, compare=False)  # real_path's memo
 
@@ -310,7 +317,10 @@ def _read_rest(options, layout, interpreter, site_packages, module, loader, read
     marker_env = interpreter.marker_env if interpreter.ok else marker_env_fallback(layout.version)
     other = resolve_others(objects, import_graph, loader, options.anchor, marker_env, reader.elf)
     shadowed = find_shadowed(each_resolution(import_graph, other), layout.root, _files_by_name(objects))
-    requirements = pinned_edges(options.declared, dists) if options.declared else \
+    lock = select(options.lock, marker_env, marker_env.get("python_version") or layout.version, options.lock_extras,
+                  options.lock_groups) if options.lock is not None else None
+    pins = lock.pins() if lock is not None else options.declared
+    requirements = pinned_edges(pins, dists) if pins or lock is not None else \
         closure((options.anchor,) + tuple(options.roots), dists, marker_env)
     gpu = gpu_facts(with_state=options.performance) if options.gpu else None
     states = gpu.states if gpu is not None else None
@@ -325,7 +335,8 @@ def _read_rest(options, layout, interpreter, site_packages, module, loader, read
         preloaded=preloaded, import_graph=import_graph, other_resolutions=other, requirements=requirements,
         probe=None, gpu=gpu, owner_index=files.owner_index, digests=files.digests, scripts=files.scripts,
         shadowed=shadowed, guard=read_guard(layout.state_dir), stamps=files.stamps, performance=performance,
-        read_index=index, resolved=files.real)
+        read_index=index, resolved=files.real, lock=lock,
+        lock_bytes=check_locked_bytes(lock, dists, options.wheel_sources.find_links) if lock is not None else {})
 
 
 def each_resolution(import_graph, other):

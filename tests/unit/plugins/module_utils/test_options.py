@@ -58,7 +58,8 @@ def test_module_keyword_arguments():
     assert FIND == {"roots": dict(type="list", elements="path", default=["/a", "/b"]),
                     "processes": dict(type="bool", default=True), "paths": dict(type="list", elements="str", default=[])}
     assert list(FACTS) == ["path", "anchor", "probe", "probe_timeout", "verify", "ld_library_path", "gpu", "read_index",
-                           "find_links", "index_url", "extra_index_urls", "no_index", "gpu_archs"]
+                           "find_links", "index_url", "extra_index_urls", "no_index", "gpu_archs", "lock", "lock_content",
+                           "lock_extras", "lock_groups", "export_lock"]
 
 
 def test_wheel_sources_are_one_spec_and_index_urls_never_logged():

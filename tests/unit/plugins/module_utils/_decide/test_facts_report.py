@@ -15,7 +15,7 @@ from ansible_collections.gpuops.cuda_venv.tests.unit.plugins.module_utils.observ
 
 KEYS = ["path", "anchor", "verify", "python", "site_packages", "distributions", "conflicts", "sonames", "unresolved",
         "fallbacks", "import_graph", "requirements", "probe", "gpu", "guard", "history", "contaminants", "neighbours",
-        "performance", "read_index", "findings", "healthy", "summary"]
+        "performance", "lock", "read_index", "findings", "healthy", "summary"]
 
 
 def facts(obs):

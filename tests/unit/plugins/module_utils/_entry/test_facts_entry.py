@@ -14,7 +14,7 @@ from ansible_collections.gpuops.cuda_venv.plugins.module_utils._read.packaging.w
 
 PARAMS = dict(path="/v", anchor="jax", probe=False, probe_timeout=30.0, verify="hash", ld_library_path=["/usr/local/cuda/lib64"],
               gpu=False, find_links=["/wh"], index_url=None, extra_index_urls=[], no_index=True, gpu_archs=["8.0", "12.1"],
-              read_index=False)
+              read_index=False, lock=None, lock_content=None, lock_extras=[], lock_groups=None, export_lock=None)
 
 
 def test_facts_options_take_every_param():

@@ -12,7 +12,8 @@ import pytest
 
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._core.errors import CudaVenvError
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._install.wheel_paths import (
-    WheelError, pick_wheel, read_wheel, supported_tags)
+    WheelError, pick_wheel, read_wheel)
+from ansible_collections.gpuops.cuda_venv.plugins.module_utils._read.packaging.wheel_tags import supported_tags
 from ansible_collections.gpuops.cuda_venv.tests.support.wheel_helpers import make_wheel
 
 
