@@ -78,3 +78,52 @@ options:
     type: bool
     default: false
 """
+
+    # The modules that take the user's lock as the declared state (facts and repair).
+    LOCK = r"""
+options:
+  lock:
+    description:
+      - The user's lock, the declared state instead of O(gpuops.cuda_venv.cuda_venv_repair#module:packages) and the
+        anchor's closure. A C(pylock.toml) or C(pylock.NAME.toml) (PEP 751, as C(pip lock), C(uv pip compile --format
+        pylock.toml) and C(uv export) write it; another C(*.toml) name is read as one too), or, under any other name, a
+        requirements file with every line pinned
+        with C(==) and, as C(pip-compile --generate-hashes) or C(uv pip compile --generate-hashes) write it, C(--hash)
+        on every line.
+      - A path on the managed node, unless O(lock_content) holds the file's text (read on the controller, as the role's
+        C(venv_repair_lock) does); it then only names the file in messages and tells the two formats apart.
+      - The packages the lock selects for the venv's own interpreter and platform (C(requires-python), C(environments),
+        each package's marker with O(lock_extras) and O(lock_groups), the wheel whose tags the venv installs) are the
+        declared set. Each difference is a C(LOCK_DRIFT) finding (kinds missing, version, bytes, extra); the repair
+        installs missing and other versions, and reinstalls other bytes, in the installer's hash-checking mode
+        (C(--require-hashes)) with the lock's hashes, from the wheel sources and the folders of the wheels the lock
+        names by path or C(file://) URL.
+      - Installed distributions not in the lock stay with O(gpuops.cuda_venv.cuda_venv_repair#module:prune=cuda)
+        unless the CUDA-stack rules prove them wrong; O(gpuops.cuda_venv.cuda_venv_repair#module:prune=all) removes
+        them, as C(uv pip sync) would (never pip, setuptools, wheel or uv).
+      - A file that is not valid, a lock for another Python or platform, a package from a direct source or without a
+        version, an unpinned line, an installer option line, hashes on some lines only - each is an error naming the
+        file and the line or key, before anything is read from the venv or changed.
+      - Reading a C(pylock.toml) needs Python >= 3.11 (C(tomllib)) or C(tomli) where the module runs.
+    type: str
+    version_added: "1.2.0"
+  lock_content:
+    description:
+      - The text of the lock O(lock) names, read on the controller (C(lookup('file', ...))); relative wheel paths of a
+        C(pylock.toml) are then not looked for on the node.
+    type: str
+    version_added: "1.2.0"
+  lock_extras:
+    description: The extras of a C(pylock.toml) to select (its C(extras) must declare them).
+    type: list
+    elements: str
+    default: []
+    version_added: "1.2.0"
+  lock_groups:
+    description:
+      - The dependency groups of a C(pylock.toml) to select (its C(dependency-groups) must declare them).
+      - Not given, the lock's C(default-groups).
+    type: list
+    elements: str
+    version_added: "1.2.0"
+"""

@@ -36,6 +36,7 @@ extends_documentation_fragment:
   - gpuops.cuda_venv.venv
   - gpuops.cuda_venv.venv.DIAGNOSIS
   - gpuops.cuda_venv.venv.WHEEL_SOURCES
+  - gpuops.cuda_venv.venv.LOCK
 requirements:
   - packaging (on the managed node's Python)
   - nvidia-ml-py (optional, for the GPU facts)
@@ -89,6 +90,20 @@ options:
     type: bool
     default: true
     version_added: "1.1.0"
+  export_lock:
+    description:
+      - Write the venv as it is to this path on the node as a C(pylock.toml) (PEP 751), to declare other venvs by it
+        (O(lock)); the result's C(exported_lock) says what was written.
+      - Every installed distribution is locked at its installed version by C(uv pip compile --format pylock.toml
+        --no-deps) for the venv's interpreter, from O(find_links), O(index_url), O(extra_index_urls) and O(no_index)
+        with uv's own configuration; each package gets its wheels' names, URLs and sha256.
+      - A distribution the sources do not offer at its installed version (a local build) is left out of C(packages)
+        and named in the file's C([tool.gpuops-cuda-venv] not-locked) and in C(exported_lock.not_locked).
+      - The file is written atomically, only when its text changes (then C(changed)); not in check mode. Needs uv (on
+        C(PATH), beside the venv's or the module's Python; the role's tools venv has it).
+      - C(pip install -r) (pip >= 26) and C(uv pip sync) install the written file.
+    type: path
+    version_added: "1.2.0"
 notes:
   - Findings of severity C(error) make C(healthy) false; the module itself only fails on bad input (a path that is
     not a venv), never because the venv is broken.
@@ -114,6 +129,18 @@ EXAMPLES = r"""
     find_links:
       - /srv/wheelhouse
     no_index: true
+
+- name: Diagnose against the lock the fleet is declared by (on the node), hashes of every locked wheel checked
+  gpuops.cuda_venv.cuda_venv_facts:
+    path: /opt/venvs/train
+    lock: /srv/locks/pylock.toml
+    find_links:
+      - /srv/wheelhouse
+
+- name: Write this venv out as a lock
+  gpuops.cuda_venv.cuda_venv_facts:
+    path: /opt/venvs/train
+    export_lock: /tmp/pylock.toml
 
 - name: Fail when the venv is not healthy, listing the findings
   ansible.builtin.assert:
@@ -286,6 +313,23 @@ ansible_facts:
           type: dict
           returned: always
           sample: {"reused": 1665, "read": 0, "ignored": null, "saved": true, "note": null}
+        lock:
+          description:
+            - With O(lock), the venv against it (docs/FINDINGS.md, C(LOCK_DRIFT)); null without.
+            - C(name), C(kind) (pylock or requirements), C(packages) (how many it selects for this venv), C(hashed)
+              (every one has hashes), C(matches) (no C(LOCK_DRIFT) at all), C(drift) (each C(LOCK_DRIFT)'s details with
+              C(distribution) and C(kind)) and C(bytes) (per locked distribution installed at its version, the locked
+              wheel compared, C(compared) and C(differing) file counts and C(examples), or why it was C(unchecked)).
+          type: dict
+          returned: always
+          version_added: "1.2.0"
+        exported_lock:
+          description:
+            - With O(export_lock), what was written - C(path), C(packages) (how many were locked), C(not_locked)
+              (C(name==version) the sources do not offer), C(changed) and C(content) (the file's text).
+          type: dict
+          returned: when O(export_lock) is given
+          version_added: "1.2.0"
         performance:
           description:
             - What can make the healthy venv slow (docs/FINDINGS.md, "Why a healthy venv is slow"); C(gathered) is

@@ -40,6 +40,7 @@ extends_documentation_fragment:
   - gpuops.cuda_venv.venv
   - gpuops.cuda_venv.venv.DIAGNOSIS
   - gpuops.cuda_venv.venv.WHEEL_SOURCES
+  - gpuops.cuda_venv.venv.LOCK
 attributes:
   check_mode:
     support: full
@@ -61,6 +62,7 @@ options:
         resolves for them (C(uv pip compile), C(pip install --dry-run --ignore-installed --report), with its own
         configuration and the wheel sources given here) - the closure, the CUDA major and the contaminants are the
         declared anchor's, and the new anchor is installed first. The result's RV(declared) says what was resolved.
+      - Not with O(lock), which declares every package itself.
     type: list
     elements: str
     default: []
@@ -353,6 +355,14 @@ EXAMPLES = r"""
     no_index: true
     packages:
       - torch==2.9.1
+
+- name: Converge the venv to the fleet's lock (read on the controller), removing what it does not lock
+  gpuops.cuda_venv.cuda_venv_repair:
+    path: /opt/venvs/train
+    lock: files/golden.pylock.toml
+    lock_content: "{{ lookup('ansible.builtin.file', 'files/golden.pylock.toml') }}"
+    find_links: [/srv/wheelhouse]
+    prune: all
 
 - name: Plan only
   gpuops.cuda_venv.cuda_venv_repair:

@@ -12,6 +12,7 @@ nothing from anywhere (inline CSS and SVG, no script).
 
 from __future__ import annotations
 
+import os
 import re
 from html import escape
 from typing import Callable, Dict, List, Optional, Tuple
@@ -73,7 +74,8 @@ def fleet_row(host: str, record: dict) -> dict:
     return {"host": host, "status": status, "reason": outcome.get("reason") or "unreachable, or the rollout stopped before it",
             "cuda": cuda_majors(facts), "torch": anchor_version(facts), "cudnn_loaded": loaded, "cudnn_pinned": pinned,
             "cudnn_mismatch": bool(loaded and pinned and not pinned.lstrip("=~<>!").startswith(loaded)),
-            "summary": facts.get("summary"), "before": (record.get("before") or {}).get("summary")}
+            "summary": facts.get("summary"), "before": (record.get("before") or {}).get("summary"),
+            "lock": lock_state(facts)}
 
 
 def venv_rows(host: str, record: dict, pages: Dict[str, str]) -> List[dict]:
@@ -104,16 +106,16 @@ def venv_rows(host: str, record: dict, pages: Dict[str, str]) -> List[dict]:
 def _venv_table(rows: List[dict], table_id: str) -> str:
     """Host x venv: each venv's outcome, CUDA, anchor, cuDNN and why, its path linking to its page."""
     body = ['<table id="%s"><tr><th>host</th><th>venv</th><th>outcome</th><th>CUDA</th><th>anchor</th>'
-            '<th>cuDNN loaded / pinned</th><th>why</th></tr>' % escape(table_id)]
+            '<th>cuDNN loaded / pinned</th><th>lock</th><th>why</th></tr>' % escape(table_id)]
     for row in rows:
         path = escape(row["path"])
         cell = '<a href="%s">%s</a>' % (escape(row["page"]), path) if row.get("page") else path
         body.append('<tr class="venv" data-host="%s" data-path="%s" data-status="%s"><td>%s</td><td class="mono">%s</td>'
                     '<td><span class="badge %s">%s</span></td><td>%s</td><td class="mono">%s</td><td>%s</td><td>%s</td>'
-                    '</tr>' % (escape(row["host"]), path, escape(row["status"]), escape(row["host"]), cell,
-                               _STATUS.get(row["status"], ""), escape(row["status"]), escape(row["cuda"] or "-"),
-                               escape(row["anchor"] or "-"), _cudnn_cell(row) if row.get("page") else "-",
-                               escape(row["reason"])))
+                    '<td>%s</td></tr>' % (escape(row["host"]), path, escape(row["status"]), escape(row["host"]), cell,
+                                          _STATUS.get(row["status"], ""), escape(row["status"]), escape(row["cuda"] or "-"),
+                                          escape(row["anchor"] or "-"), _cudnn_cell(row) if row.get("page") else "-",
+                                          _lock_cell(row), escape(row["reason"])))
     body.append("</table>")
     return "".join(body)
 
@@ -142,15 +144,16 @@ def fleet_page(rows: List[Tuple[dict, str]], title: str, layout_note: str, venvs
             '<p>%d host(s): %s. %s</p>' % (
                 len(rows), ", ".join("%d %s" % (n, escape(s)) for s, n in sorted(counts.items())), escape(layout_note)),
             '<table id="fleet"><tr><th>host</th><th>outcome</th><th>CUDA</th><th>torch</th>'
-            '<th>cuDNN loaded / pinned</th><th>why</th><th>diagnosis before</th></tr>']
+            '<th>cuDNN loaded / pinned</th><th>lock</th><th>why</th><th>diagnosis before</th></tr>']
     for row, file in rows:
         cudnn = _cudnn_cell(row)
         body.append('<tr class="host" data-host="%s" data-status="%s"><td><a href="%s">%s</a></td>'
                     '<td><span class="badge %s">%s</span></td><td>%s</td><td class="mono">%s</td><td>%s</td>'
-                    '<td>%s</td><td>%s</td></tr>' % (
+                    '<td>%s</td><td>%s</td><td>%s</td></tr>' % (
                         escape(row["host"]), escape(row["status"]), escape(file), escape(row["host"]),
                         _STATUS.get(row["status"], ""), escape(row["status"]), escape(row["cuda"] or "-"),
-                        escape(row["torch"] or "-"), cudnn, escape(row["reason"]), escape(row["before"] or "-")))
+                        escape(row["torch"] or "-"), cudnn, _lock_cell(row), escape(row["reason"]),
+                        escape(row["before"] or "-")))
     body.append("</table>")
     if venvs:
         body.append('<h2>Venvs</h2><p>%d venv(s) on %d host(s).</p>%s' % (
@@ -163,6 +166,29 @@ def _cudnn_cell(row) -> str:
     pinned = row["cudnn_pinned"] or "-"
     css = ' class="mismatch" title="the process runs another cuDNN than torch pins"' if row["cudnn_mismatch"] else ""
     return '<span%s>%s / %s</span>' % (css, escape(loaded), escape(pinned))
+
+
+def _lock_cell(row) -> str:
+    text = row.get("lock") or "-"
+    css = ' class="mismatch lock-drift"' if text.startswith("differs") else ' class="lock"'
+    return '<span%s>%s</span>' % (css, escape(text))
+
+
+def lock_state(facts: dict) -> str:
+    """'' without a lock; 'matches NAME'; or 'differs from NAME: numpy missing, torch 2.9.0 (locked 2.9.1), ...'."""
+    lock = facts.get("lock")
+    if not isinstance(lock, dict):
+        return ""
+    name = os.path.basename(str(lock.get("name") or "the lock"))
+    if lock.get("matches"):
+        return "matches %s" % name
+    words = []
+    for drift in lock.get("drift") or []:
+        kind = drift.get("kind")
+        what = {"missing": "missing", "extra": "not locked", "bytes": "other bytes"}.get(kind)
+        words.append("%s %s" % (drift.get("distribution"), what or "%s (locked %s)" % (drift.get("installed"), drift.get("locked"))))
+    more = " and %d more" % (len(words) - 4) if len(words) > 4 else ""
+    return "differs from %s: %s%s" % (name, ", ".join(words[:4]), more)
 
 
 def cuda_majors(facts: dict) -> str:

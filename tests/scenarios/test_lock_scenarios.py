@@ -47,8 +47,8 @@ def built(tmp_path_factory):
 
 
 def facts(tmp_path, info, lock, **more):
-    rc, result, output = run_module(tmp_path, "cuda_venv_facts", dict(path=str(info.venv), gpu=False, lock=lock,
-                                                                         find_links=[str(info.wheelhouse)], **more))
+    args = dict(path=str(info.venv), gpu=False, lock=lock, find_links=[str(info.wheelhouse)], **more)
+    rc, result, output = run_module(tmp_path, "cuda_venv_facts", args)
     assert rc == 0, output
     return result["ansible_facts"]["cuda_venv"]
 

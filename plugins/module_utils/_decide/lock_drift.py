@@ -66,7 +66,6 @@ def _drift(kind: str, severity: str, name: str, message: str, fix: str, **detail
     return Finding(F.LOCK_DRIFT, severity, name, message, fix, dict(kind=kind, **details))
 
 
-
 def lock_facts(obs: Observations, findings) -> dict:
     """The facts' ``lock``: which lock, how many packages it selects for this venv, whether the venv matches it (no
     LOCK_DRIFT at all), each drift, and each locked wheel's bytes comparison. None without a lock."""

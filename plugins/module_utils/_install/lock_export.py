@@ -17,9 +17,8 @@ written (``_read/packaging/lock_file.py``), and written atomically, only when it
 from __future__ import annotations
 
 import os
-import re
 from dataclasses import dataclass
-from typing import List, Optional, Sequence, Tuple
+from typing import List, Optional, Tuple
 
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._core.durable import replace_file
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._core.errors import CudaVenvError

@@ -16,7 +16,8 @@ Two steps, so that a bad file fails before anything is observed or changed:
   platform, as the spec defines the selection (``Pylock.select``: ``requires-python``, ``environments``, each
   package's marker with the extras and dependency groups asked for, the wheel whose tags the venv installs; a
   requirements line's marker). A lock for another Python or platform is an error naming the file.
-A pylock file is named ``pylock.toml`` or ``pylock.NAME.toml``; any other name is read as a requirements file.
+A pylock file is named ``pylock.toml`` or ``pylock.NAME.toml`` (another ``*.toml`` name is read as one too, though pip and
+uv want those names); any other name is read as a requirements file.
 Reading TOML needs Python >= 3.11 (``tomllib``) where the module runs, or the ``tomli`` package.
 """
 
@@ -108,8 +109,10 @@ class Lock:
 
 
 def lock_kind(name: str) -> str:
-    """PYLOCK for ``pylock.toml`` and ``pylock.NAME.toml`` (PEP 751's names), REQUIREMENTS for any other name."""
-    return PYLOCK if _PYLOCK_NAME.match(os.path.basename(name)) else REQUIREMENTS
+    """PYLOCK for ``pylock.toml`` and ``pylock.NAME.toml`` (PEP 751's names) and any other ``*.toml`` (a requirements
+    file is never TOML; pip and uv want PEP 751's names), REQUIREMENTS for any other name."""
+    base = os.path.basename(name)
+    return PYLOCK if _PYLOCK_NAME.match(base) or base.endswith(".toml") else REQUIREMENTS
 
 
 def load_lock(name: str, content: Optional[str] = None) -> ParsedLock:

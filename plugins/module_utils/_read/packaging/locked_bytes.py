@@ -23,7 +23,7 @@ from __future__ import annotations
 import os
 import zipfile
 from dataclasses import dataclass
-from typing import Dict, Iterable, List, Optional, Sequence, Tuple
+from typing import Dict, Iterable, List, Sequence, Tuple
 
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._core.packaging_lib import (
     InvalidVersion, InvalidWheelFilename, parse_wheel_filename)

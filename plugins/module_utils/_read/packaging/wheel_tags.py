@@ -25,4 +25,3 @@ def supported_tags(python_version: str, implementation: str = "cpython") -> list
         found = list(_tags.generic_tags("%s%d%d" % (short, major, minor), platforms=platforms))
     return found + [t for t in _tags.compatible_tags((major, minor), "%s%d%d" % (short, major, minor), platforms)
                     if t not in found]
-

@@ -166,6 +166,26 @@ def test_fleet_row_cudnn_and_file_names():
     assert [host_file(h, taken) for h in ("a/b", "a_b", "a b")] == ["host-a_b.html", "host-a_b-2.html", "host-a_b-3.html"]
 
 
+def test_the_fleet_page_says_per_host_whether_its_venv_matches_the_lock_or_what_drifted():
+    drift = [{"distribution": "numpy", "kind": "missing", "locked": "2.3.5"},
+             {"distribution": "torch", "kind": "version", "locked": "2.9.1", "installed": "2.9.0"},
+             {"distribution": "sympy", "kind": "bytes", "locked": "1.14.0"},
+             {"distribution": "extra-tool", "kind": "extra", "installed": "1.0"},
+             {"distribution": "mpmath", "kind": "missing", "locked": "1.3.0"}]
+    records = {"ct200": {"outcome": {"status": "healthy", "reason": "ok"},
+                         "before": dict(facts(), lock={"name": "/srv/golden.pylock.toml", "matches": True, "drift": []})},
+               "ct201": {"outcome": {"status": "needs repair", "reason": "drift"},
+                         "before": dict(facts(), lock={"name": "golden.pylock.toml", "matches": False, "drift": drift})},
+               "ct202": {"outcome": {"status": "healthy", "reason": "ok"}, "before": facts()}}
+    assert [fleet_row(h, r)["lock"] for h, r in sorted(records.items())] == [
+        "matches golden.pylock.toml",
+        "differs from golden.pylock.toml: numpy missing, torch 2.9.0 (locked 2.9.1), sympy other bytes, extra-tool not "
+        "locked and 1 more", ""]
+    index = render_report(records, "fleet", "builtin")[0]["index.html"]
+    assert '<span class="lock">matches golden.pylock.toml</span>' in index
+    assert '<span class="mismatch lock-drift">differs from golden.pylock.toml: numpy missing' in index
+
+
 def hundred_node_facts():
     """A venv whose import visits 100 objects of 15 wheels (CUDA 12 and 13), with two sonames found nowhere."""
     nodes, edges = [], []
