@@ -54,7 +54,7 @@ def facts(tmp_path, info, lock, **more):
 
 
 def repair(tmp_path, info, lock, check=False, **more):
-    args = dict(path=str(info.venv), lock=lock, find_links=[str(info.wheelhouse)], no_index=True, backend="pip", **more)
+    args = dict(dict(path=str(info.venv), lock=lock, find_links=[str(info.wheelhouse)], no_index=True, backend="pip"), **more)
     rc, result, output = run_module(tmp_path, "cuda_venv_repair", args, check=check)
     assert rc == 0, output
     return result
@@ -183,3 +183,19 @@ def test_a_venv_exported_as_a_lock_is_reinstalled_the_same_by_uv_pip_sync_and_by
     sh(python, "-m", "pip", "install", "--quiet", "pip==26.3", env=dict(os.environ))
     sh(python, "-m", "pip", "install", "--no-index", "--find-links", built.wheelhouse, "-r", dest)
     assert {k: v for k, v in installed(python).items() if k != "pip"} == {k: v for k, v in want.items() if k != "pip"}
+
+
+def test_a_venv_made_by_uv_converges_to_its_lock_through_uvs_own_hash_checking(tmp_path):
+    info = build_scenario("healthy-cu12", tmp_path / "by-uv", cache=CACHE, installer="uv")
+    lock = uv_lock(info, tmp_path / "requirements.txt", "requirements")
+    local = tmp_path / "local"
+    make_wheel(str(local), "sympy", "1.14.0", {"sympy/__init__.py": b"LOCAL_BUILD = True\n"})
+    uv = [UV, "pip", "--quiet"]
+    sh(*uv, "uninstall", "--python", info.python, "mpmath")
+    sh(*uv, "install", "--python", info.python, "--no-deps", "--reinstall-package", "sympy", "--no-index", "--find-links",
+       local, "sympy==1.14.0")
+    assert drift(facts(tmp_path, info, lock)) == [("mpmath", "missing"), ("sympy", "bytes")]
+    result = repair(tmp_path, info, lock, backend="uv")
+    installs = [c["argv"] for b in result["batches"] for c in b["commands"] if c["argv"][:3] == [UV, "pip", "install"]]
+    assert installs and all(a[-3:-1] == ["--require-hashes", "-r"] for a in installs), result["batches"]
+    assert facts(tmp_path, info, lock)["lock"]["matches"] is True

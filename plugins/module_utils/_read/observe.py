@@ -336,7 +336,8 @@ def _read_rest(options, layout, interpreter, site_packages, module, loader, read
         probe=None, gpu=gpu, owner_index=files.owner_index, digests=files.digests, scripts=files.scripts,
         shadowed=shadowed, guard=read_guard(layout.state_dir), stamps=files.stamps, performance=performance,
         read_index=index, resolved=files.real, lock=lock,
-        lock_bytes=check_locked_bytes(lock, dists, options.wheel_sources.find_links) if lock is not None else {})
+        lock_bytes=check_locked_bytes(lock, dists, options.wheel_sources.find_links, reader.wheel_sha256)
+        if lock is not None else {})
 
 
 def each_resolution(import_graph, other):

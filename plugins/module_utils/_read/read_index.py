@@ -1,8 +1,8 @@
 # -*- coding: utf-8 -*-
 # Copyright: (c) 2026, gpuops.cuda_venv contributors
 # GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
-"""What the facts read from each ELF file and each dist-info folder, kept between runs and keyed by the identity of
-the files read.
+"""What the facts read from each ELF file and each dist-info folder (and the sha256 of each locked wheel at hand), kept
+between runs and keyed by the identity of the files read.
 
 Private to the gpuops.cuda_venv collection: not a public API.
 
@@ -28,6 +28,7 @@ import time
 from typing import Callable, Dict, Optional
 
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._core.collection import VERSION
+from ansible_collections.gpuops.cuda_venv.plugins.module_utils._core.record_hash import file_hexdigest
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._read.packaging.distributions import (
     DIST_INFO_FILES, Distribution, RecordEntry, read_dist_info)
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._read.binaries.elf import ElfInfo, read_elf
@@ -36,9 +37,10 @@ from ansible_collections.gpuops.cuda_venv.plugins.module_utils._read.probe impor
 
 INDEX_NAME = "read-index.json"
 # 1: racy from the second the index was written; 2: from the second its run began; 3: dist-info folders too, and each
-# entry's identity a list of files' (1.1.0 development); 4: the last import probe and what it depended on
-FORMAT = 4
-_KINDS = ("elf", "kernels", "dists")
+# entry's identity a list of files' (1.1.0 development); 4: the last import probe and what it depended on; 5: the sha256 of
+# each locked wheel at hand
+FORMAT = 5
+_KINDS = ("elf", "kernels", "dists", "wheels")
 _SECOND = 10 ** 9
 _ELF_FIELDS = ("elf_class", "little_endian", "machine", "osabi", "elf_type", "soname", "needed", "rpath", "runpath")
 _KERNEL_FIELDS = ("sass", "ptx", "section_size", "containers", "entries", "flags", "problem", "elsewhere", "empty")
@@ -52,6 +54,7 @@ class DirectReader:
     elf = staticmethod(read_elf)
     kernels = staticmethod(read_kernels)
     dist_info = staticmethod(read_dist_info)
+    wheel_sha256 = staticmethod(file_hexdigest)
 
 
 def index_path(state_dir: str) -> str:
@@ -86,6 +89,11 @@ class ReadIndex:
     def dist_info(self, path: str, site: str) -> Distribution:
         found = self._answer("dists", path, _identity(path, DIST_INFO_FILES), lambda: read_dist_info(path, site), _dist_value)
         return found if isinstance(found, Distribution) else Distribution(dist_info=path, site_packages=site, **found)
+
+    def wheel_sha256(self, path: str) -> str:
+        """The sha256 (hex) of a locked wheel at hand (``_read/packaging/locked_bytes.py``): a torch wheel is read
+        whole, about 2 s, so an unchanged one is answered from the index."""
+        return self._answer("wheels", path, _identity(path, ()), lambda: file_hexdigest(path), str)
 
     def probe(self, key: dict, paths, run: Callable[[], ProbeResult], reuse: bool = True) -> ProbeResult:
         """The last import probe's result, ``reused_from`` its time, when it was made with this ``key`` (what was
@@ -166,7 +174,7 @@ def _decoded(data, root: str):
     if not isinstance(data.get("started_ns"), int):
         return "no time its run began"
     recorded: Dict[str, dict] = {}
-    for kind, decode in (("elf", _elf_info), ("kernels", _kernels_of), ("dists", _dist_fields)):
+    for kind, decode in (("elf", _elf_info), ("kernels", _kernels_of), ("dists", _dist_fields), ("wheels", _sha256)):
         entries = data.get(kind)
         if not isinstance(entries, dict):
             return "no %s entries" % kind
@@ -184,6 +192,12 @@ def _decoded(data, root: str):
 
 
 _INVALID = object()
+
+
+def _sha256(value) -> str:
+    if not (isinstance(value, str) and len(value) == 64 and all(c in "0123456789abcdef" for c in value)):
+        raise ValueError("not a sha256 hex digest")
+    return value
 
 
 def _probe_record(value) -> Optional[dict]:

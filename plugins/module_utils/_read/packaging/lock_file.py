@@ -161,7 +161,7 @@ def select(parsed: ParsedLock, marker_env: dict, python_version: str, extras: Se
 # --- pylock.toml -----------------------------------------------------------------------------------------------
 
 def _parse_pylock(name: str, text: str):
-    from packaging.pylock import Pylock, PylockValidationError  # only a lock needs it: packaging >= 26.1
+    Pylock, PylockValidationError, _wheel, _select = _pylock()
     try:
         data = _toml().loads(text)
     except ValueError as exc:  # tomllib.TOMLDecodeError: the message says the line and column
@@ -181,6 +181,15 @@ def _parse_pylock(name: str, text: str):
     return pylock
 
 
+def _pylock():
+    """packaging.pylock's names, imported only when a pylock is read (packaging >= 26.1, on Python >= 3.10)."""
+    try:
+        from packaging.pylock import PackageWheel, Pylock, PylockSelectError, PylockValidationError
+    except (ImportError, TypeError):  # TypeError: its dataclasses need Python 3.10
+        raise LockError("reading a pylock.toml needs packaging >= 26.1 on Python >= 3.10 where the module runs") from None
+    return Pylock, PylockValidationError, PackageWheel, PylockSelectError
+
+
 def _toml():
     try:
         import tomllib
@@ -194,7 +203,7 @@ def _toml():
 
 
 def _select_pylock(parsed: ParsedLock, marker_env: dict, python_version: str, extras, groups) -> List[LockedPackage]:
-    from packaging.pylock import PackageWheel, PylockSelectError
+    _pylock_class, _invalid, PackageWheel, PylockSelectError = _pylock()
     tags = supported_tags(python_version, marker_env.get("implementation_name", "cpython"))
     index = {id(package): number for number, package in enumerate(parsed.pylock.packages)}
     try:

@@ -7,6 +7,7 @@ one, and an index that is corrupt, foreign or of another format is ignored, sayi
 from __future__ import annotations
 
 import dataclasses
+import hashlib
 import json
 import os
 import shutil
@@ -63,6 +64,24 @@ def test_an_unchanged_file_is_answered_from_the_index_as_its_reader_answers(obje
         "libone.so.1", ("libm.so.6",), "$ORIGIN", (80, 90))
     assert again.facts() == {"reused": 3, "read": 0, "ignored": None, "saved": False, "note": None}
     assert not again.changed
+
+
+def test_a_locked_wheels_sha256_is_answered_from_the_index_until_the_wheel_changes(tmp_path):
+    state = tmp_path / "state"
+    state.mkdir()
+    wheel = tmp_path / "demo-1.0-py3-none-any.whl"
+    wheel.write_bytes(b"PK wheel bytes")
+    _next_second()
+    first = load_index(str(state), ROOT)
+    assert first.wheel_sha256(str(wheel)) == hashlib.sha256(b"PK wheel bytes").hexdigest()
+    _keep(state, first)
+    again = load_index(str(state), ROOT)
+    assert (again.wheel_sha256(str(wheel)), again.read, again.reused) == (hashlib.sha256(b"PK wheel bytes").hexdigest(), 0, 1)
+    replaced = tmp_path / "new.whl"
+    replaced.write_bytes(b"PK other bytes")
+    os.replace(replaced, wheel)
+    third = load_index(str(state), ROOT)
+    assert (third.wheel_sha256(str(wheel)), third.read) == (hashlib.sha256(b"PK other bytes").hexdigest(), 1)
 
 
 @requires_gcc
@@ -171,18 +190,19 @@ def test_an_invalid_file_is_never_kept_and_fails_every_time(objects, tmp_path):
 
 def _index(**fields):
     """An index's bytes: a valid empty one of this version for /srv/venv, with ``fields`` changed (None: left out)."""
-    data = dict({"format": 4, "version": VERSION, "root": ROOT, "started_ns": 1, "elf": {}, "kernels": {}, "dists": {}},
+    data = dict({"format": 5, "version": VERSION, "root": ROOT, "started_ns": 1, "elf": {}, "kernels": {}, "dists": {}, "wheels": {}},
                 **fields)
     return json.dumps({k: v for k, v in data.items() if v is not None}).encode()
 
 
 @pytest.mark.parametrize("content, why", [
     (b"{not json", "unreadable or not JSON: Expecting property name enclosed in double quotes: line 1 column 2 (char 1)"),
-    (b'{"format": 0}', "another format than 4"),
-    (b'[]', "another format than 4"),
-    (b'{"format": 1, "root": "/srv/venv", "written_ns": 1, "elf": {}, "kernels": {}}', "another format than 4"),
-    (b'{"format": 2, "root": "/srv/venv", "started_ns": 1, "elf": {}, "kernels": {}}', "another format than 4"),
-    (b'{"format": 3, "root": "/srv/venv", "started_ns": 1, "elf": {}, "kernels": {}, "dists": {}}', "another format than 4"),
+    (b'{"format": 0}', "another format than 5"),
+    (b'[]', "another format than 5"),
+    (b'{"format": 1, "root": "/srv/venv", "written_ns": 1, "elf": {}, "kernels": {}}', "another format than 5"),
+    (b'{"format": 2, "root": "/srv/venv", "started_ns": 1, "elf": {}, "kernels": {}}', "another format than 5"),
+    (b'{"format": 3, "root": "/srv/venv", "started_ns": 1, "elf": {}, "kernels": {}, "dists": {}}', "another format than 5"),
+    (_index(format=4), "another format than 5"),
     (_index(version="0.9.0"), "written by another version of the collection (0.9.0)"),
     (_index(version=None), "written by another version of the collection (None)"),
     (_index(root="/srv/other"), "written for another venv (/srv/other)"),
@@ -191,6 +211,9 @@ def _index(**fields):
     (_index(elf={"/a.so": [[None], [2]]}), "a corrupt elf entry for /a.so"),
     (_index(kernels={"/a.so": [[[1, 2, 3, 4, 5]], {"sass": 1}]}), "a corrupt kernels entry for /a.so"),
     (_index(dists={"/s/a-1.dist-info": [[[1, 2, 3, 4, 5], None], {"name": "a"}]}), "a corrupt dists entry for /s/a-1.dist-info"),
+    (_index(wheels={"/wh/a-1-py3-none-any.whl": [[[1, 2, 3, 4, 5]], "not-a-digest"]}),
+     "a corrupt wheels entry for /wh/a-1-py3-none-any.whl"),
+    (_index(wheels=None), "no wheels entries"),
     (_index(kernels=None), "no kernels entries"),
     (_index(dists=None), "no dists entries"),
 ])
@@ -420,7 +443,7 @@ def _write(path, data):
 def test_a_recorded_probe_that_is_not_one_is_run_again(tmp_path, probe):
     state = tmp_path / "state"
     state.mkdir()
-    data = {"format": 4, "version": VERSION, "root": ROOT, "started_ns": 1, "elf": {}, "kernels": {}, "dists": {},
+    data = {"format": 5, "version": VERSION, "root": ROOT, "started_ns": 1, "elf": {}, "kernels": {}, "dists": {}, "wheels": {},
             "probe": probe}
     (state / "read-index.json").write_text(json.dumps(data), encoding="utf-8")
     runs = []

@@ -24,11 +24,12 @@ def sha256(path):
         return "sha256:" + hashlib.sha256(handle.read()).hexdigest()
 
 
-def setup(tmp_path, installed_files=FILES, version="1.0"):
+def setup(tmp_path, installed_files=None, version="1.0"):
     wheelhouse = tmp_path / "wheelhouse"
     wheel = make_wheel(str(wheelhouse), "demo", "1.0", files=dict(FILES))
     site = str(tmp_path / "site")
-    make_dist(site, "demo", version, files=dict(installed_files, **{"demo-%s.dist-info/WHEEL" % version: WHEEL}))  # as an installer copies them
+    installed = dict(FILES if installed_files is None else installed_files, **{"demo-%s.dist-info/WHEEL" % version: WHEEL})
+    make_dist(site, "demo", version, files=installed)  # as an installer copies them
     return wheel, read_distributions([site])
 
 
