@@ -182,6 +182,7 @@ MOLECULE_TIMEOUT ?= 1800
 molecule: setup
 	@if [ ! -d extensions/molecule ]; then echo "make molecule: no extensions/molecule/ yet, nothing to run"; exit 0; fi; \
 	missing=; command -v debootstrap >/dev/null || missing="$$missing debootstrap"; \
+	command -v lxc-attach >/dev/null || missing="$$missing lxc"; \
 	[ -x /usr/sbin/sshd ] || missing="$$missing openssh-server"; \
 	if [ -n "$$missing" ]; then \
 	  if [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null; then \

@@ -40,6 +40,7 @@ PLAY_TIMEOUT = 3600
 def fleet_prerequisites() -> Optional[str]:
     """Why the fake node cannot run here, or None (root for its namespaces, debootstrap, sshd: make molecule's)."""
     missing = [name for name, ok in (("root", os.geteuid() == 0), ("debootstrap", shutil.which("debootstrap")),
+                                     ("lxc", shutil.which("lxc-attach")),
                                      ("sshd", os.path.exists("/usr/sbin/sshd"))) if not ok]
     return "needs %s (as make molecule)" % ", ".join(missing) if missing else None
 

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # A fake Proxmox VE node for tests: sshd on 127.0.0.1 (public key only, keys generated per run) in a
 # private mount and PID namespace, where /usr/sbin/pct is the stand-in tests/fake_proxmox/pct and each
-# container VMID is an overlay of a shared Debian rootfs (rootfs.sh) with its writes on a tmpfs.
+# container VMID is a real LXC container (lxc-start; pct enters it with lxc-attach, as Proxmox's does) whose
+# root file system is an overlay of a shared Debian rootfs (rootfs.sh) with its writes on a tmpfs.
 # The host's /usr/sbin, /run and ~/.ssh are never touched: the mounts exist only in the namespace,
 # and everything in it dies with it.
 #
@@ -15,6 +16,8 @@
 set -euo pipefail
 
 here=$(cd "$(dirname "$0")" && pwd)
+# shellcheck source=tests/fake_proxmox/names.sh
+. "$here/names.sh"
 LIFETIME=${FAKE_PROXMOX_LIFETIME:-1800}
 PYTHON=${FAKE_PROXMOX_PYTHON:-python3}
 
@@ -78,6 +81,9 @@ start() {
     [[ "$vmid" =~ ^[1-9][0-9]{2,8}$ ]] || die "$vmid: a VMID is a number from 100"
   done
   [ -x /usr/sbin/sshd ] || die "/usr/sbin/sshd is missing: apt-get install openssh-server (make molecule does this as root)"
+  if ! command -v lxc-start >/dev/null || ! command -v lxc-attach >/dev/null; then
+    die "lxc-start and lxc-attach are missing: apt-get install lxc (make molecule does this as root)"
+  fi
   alive "$state" && die "$state: a node is already running there (node.sh stop $state)"
   if [ -e "$state" ]; then
     is_state "$state" || die "$state exists and is not a fake node's state: give a new directory"
@@ -86,7 +92,7 @@ start() {
   mkdir -p "$state"
   chmod 700 "$state"
   touch "$state/$MARKER"
-  mkdir "$state/sbin" "$state/ct"
+  mkdir "$state/sbin" "$state/ct" "$state/lxc"
 
   ssh-keygen -q -t ed25519 -N '' -C fake-proxmox-host -f "$state/host_key"
   ssh-keygen -q -t ed25519 -N '' -C fake-proxmox-client -f "$state/client_key"
@@ -110,7 +116,7 @@ start() {
 
   local waited=0
   until [ -e "$state/ready" ] && (exec 3<>"/dev/tcp/127.0.0.1/$port") 2>/dev/null; do
-    alive "$state" || { cat "$state/node.log" >&2; die "the node exited while starting (log above)"; }
+    alive "$state" || { cat "$state/node.log" >&2; remove_cgroups "$state"; die "the node exited while starting (log above)"; }
     [ $waited -lt 300 ] || { stop "$state"; die "sshd did not answer on 127.0.0.1:$port within 30 s"; }
     sleep 0.1
     waited=$((waited + 1))
@@ -128,26 +134,56 @@ start() {
 EOF
 }
 
-# PID 1 of the node's namespaces: mount the containers and the pct stand-in, then run sshd.
+# PID 1 of the node's namespaces: mount the containers' root file systems and the pct stand-in, start the
+# containers, then run sshd. On TERM (node.sh stop) the containers are stopped first: LXC removes their cgroups.
 inside() {
-  local state=$1 rootfs=$2 vmid ct
+  local state=$1 rootfs=$2 vmid ct name
   shift 2
   mount -t tmpfs -o mode=0755,size=4g fake-proxmox-ct "$state/ct"
-  for vmid in "$@"; do
-    ct=$state/ct/$vmid
-    mkdir -p "$ct/upper" "$ct/work" "$ct/rootfs"
-    mount -t overlay "fake-proxmox-$vmid" -o "lowerdir=$rootfs,upperdir=$ct/upper,workdir=$ct/work" "$ct/rootfs"
-    mount --rbind /dev "$ct/rootfs/dev"
-  done
   mount -t overlay fake-proxmox-sbin -o "lowerdir=$state/sbin:/usr/sbin" /usr/sbin
   mount --bind "$state/passwd" /etc/passwd
-  mount -t tmpfs -o mode=0755 fake-proxmox-run /run
+  mount -t tmpfs -o mode=0755 fake-proxmox-run /run  # LXC's locks, sshd's privilege separation folder
   mkdir -m 0755 /run/sshd
+  for vmid in "$@"; do
+    ct=$state/ct/$vmid
+    name=$(container_name "$state" "$vmid")
+    mkdir -p "$ct/upper" "$ct/work" "$ct/rootfs" "$state/lxc/$name"
+    mount -t overlay "fake-proxmox-$vmid" -o "lowerdir=$rootfs,upperdir=$ct/upper,workdir=$ct/work" "$ct/rootfs"
+    # minbase has no init: PID 1 sleeps; no network device (nothing in the tests reaches out from a container)
+    printf '%s\n' "lxc.uts.name = ct$vmid" "lxc.rootfs.path = dir:$ct/rootfs" "lxc.net.0.type = empty" \
+      "lxc.apparmor.profile = unconfined" "lxc.init.cmd = /bin/sleep infinity" "lxc.mount.auto = proc:mixed sys:ro" \
+      "lxc.autodev = 1" >"$state/lxc/$name/config"
+    if ! lxc-start -n "$name" -P "$state/lxc" -d -l INFO -o "$state/lxc/$name.log"; then
+      tail -n 20 "$state/lxc/$name.log"
+      echo "node.sh: lxc-start of container $vmid failed (its log above): LXC needs root, cgroups and unshare" >&2
+      stop_containers "$state"
+      exit 1
+    fi
+  done
   /usr/sbin/sshd -D -e -f "$state/sshd_config" &
   local sshd=$!
-  trap 'kill -TERM $sshd' TERM INT
+  trap 'stop_containers "$state"; kill -TERM $sshd' TERM INT
   touch "$state/ready"
   wait $sshd
+}
+
+stop_containers() {
+  local config
+  for config in "$1"/lxc/*/config; do
+    if [ -f "$config" ]; then
+      lxc-stop -n "$(basename "$(dirname "$config")")" -P "$1/lxc" -k 2>/dev/null || true
+    fi
+  done
+}
+
+# What a killed node's containers leave: their empty cgroups, named after this node's containers only.
+remove_cgroups() {
+  local port dir
+  port=$(cat "$1/port" 2>/dev/null) || return 0
+  for dir in /sys/fs/cgroup/lxc.*."fakepve$port"-* /sys/fs/cgroup/*/lxc.*."fakepve$port"-*; do
+    [ -d "$dir" ] && find "$dir" -depth -type d -exec rmdir {} + 2>/dev/null
+  done
+  return 0
 }
 
 stop() {
@@ -165,6 +201,7 @@ stop() {
     done
     kill -KILL -- "-$pid" 2>/dev/null || true
   fi
+  remove_cgroups "$state"
   rm -rf --one-file-system "$state"
 }
 
