@@ -110,7 +110,7 @@ start() {
   # setsid: a process group of its own, for stop; timeout: the node's lifetime; unshare: the
   # namespaces (--kill-child: when unshare dies, the namespace's init and so all in it die).
   setsid timeout --kill-after=10 "$LIFETIME" \
-    unshare --mount --propagation private --pid --fork --kill-child \
+    unshare --mount --propagation private --pid --fork --kill-child --mount-proc \
     "$BASH" "$here/node.sh" _inside "$state" "$rootfs" "$@" </dev/null >"$state/node.log" 2>&1 &
   echo $! >"$state/node.pid"
 
