@@ -38,11 +38,11 @@ LINT_ARGS ?=
 export PATH := $(BIN):$(PATH)
 
 .PHONY: help setup tools collections shellcheck report-tools reliability-tools test-tools test unit sanity lint scenarios reliability molecule bench build demo clean
-.PHONY: publish-tools tools-min sanity-min publish-check units-venv mutate mutate-tools mutate-report
+.PHONY: publish-tools tools-min sanity-min publish-check units-venv mutate mutate-tools mutate-report ee
 
 help:
 	@echo "make setup      tools venv ($(TOOLS)) and community collections ($(COLLECTIONS))"
-	@echo "make test       unit, units-venv, sanity, sanity-min, lint, scenarios, reliability, build, publish-check, molecule;"
+	@echo "make test       unit, units-venv, sanity, sanity-min, lint, scenarios, reliability, build, publish-check, molecule, ee;"
 	@echo "                stops at the first failure"
 	@echo "make unit       pytest tests/unit"
 	@echo "make units-venv ansible-test units --venv: tests/unit with only what tests/unit/requirements.txt declares"
@@ -54,6 +54,7 @@ help:
 	@echo "make fuzz       the RECORD/METADATA/ELF fuzzers with FUZZ_EXAMPLES examples each"
 	@echo "make acceptance the modules on real torch wheels from the configured index (opt-in, large download)"
 	@echo "make molecule   molecule test --all (extensions/molecule: default, proxmox); MOLECULE_ARGS='-s default'"
+	@echo "make ee         the Execution Environment built with podman (Debian base by debootstrap), repair.yml run in it"
 	@echo "make bench      python -m tests.bench > $(BUILD)/bench.md"
 	@echo "make mutate     cosmic-ray on the safety rules (copy of the tree), table in docs/MUTATION.md; MUTATE_AREAS='plan'"
 	@echo "make build      collection tarball in $(BUILD)/dist, installed and smoke-tested"
@@ -137,6 +138,7 @@ test: setup
 	@$(call STEP,build)
 	@$(call STEP,publish-check)
 	@$(call STEP,molecule)
+	@$(call STEP,ee)
 
 unit: setup report-tools test-tools
 	$(BIN)/python -m pytest $(PYTEST_XDIST) tests/unit $(PYTEST_ARGS)
@@ -181,21 +183,18 @@ MOLECULE_ARGS ?= --all
 MOLECULE_TIMEOUT ?= 1800
 molecule: setup
 	@if [ ! -d extensions/molecule ]; then echo "make molecule: no extensions/molecule/ yet, nothing to run"; exit 0; fi; \
-	missing=; command -v debootstrap >/dev/null || missing="$$missing debootstrap"; \
-	command -v lxc-attach >/dev/null || missing="$$missing lxc"; \
-	[ -x /usr/sbin/sshd ] || missing="$$missing openssh-server"; \
-	if [ -n "$$missing" ]; then \
-	  if [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null; then \
-	    echo "make: installing$$missing with apt-get"; \
-	    apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends $$missing >/dev/null; \
-	  else \
-	    echo "make: molecule's proxmox scenario needs$$missing: install it (apt-get install$$missing)" >&2; exit 1; \
-	  fi; \
-	fi; \
+	scripts/need_packages.sh molecule debootstrap=debootstrap lxc-attach=lxc /usr/sbin/sshd=openssh-server \
+	  podman=podman runc=runc; \
 	home=$$(mktemp -d "$${TMPDIR:-/tmp}/gpuops-cuda_venv-molecule.XXXXXX"); \
 	trap 'for s in $$(find "$$home" -maxdepth 4 -type d -name fake-proxmox); do tests/fake_proxmox/node.sh stop "$$s" || true; done; rm -rf "$$home"' EXIT; \
 	ANSIBLE_HOME=$$home ANSIBLE_COLLECTIONS_PATH=$(CURDIR)/$(COLLECTIONS) \
 	  timeout --foreground --kill-after=30 $(MOLECULE_TIMEOUT) $(BIN)/molecule test $(MOLECULE_ARGS)
+
+# The Execution Environment built with ansible-builder and podman on a Debian base image made by debootstrap, then
+# repair.yml run inside it against the fake Proxmox node's LXC containers (scripts/ee.py; docs/EXECUTION_ENVIRONMENT.md).
+ee: build publish-tools
+	@scripts/need_packages.sh ee podman=podman runc=runc debootstrap=debootstrap lxc-attach=lxc /usr/sbin/sshd=openssh-server
+	$(BIN)/python scripts/ee.py $(BUILD)/ee $$(ls $(CURDIR)/$(BUILD)/dist/gpuops-cuda_venv-*.tar.gz)
 
 bench: setup
 	PYTHONPATH=$(CURDIR)/$(COLLECTIONS) $(BIN)/python -m tests.bench $(BENCH_ARGS) | tee $(BUILD)/bench.md

@@ -15,7 +15,8 @@ import sys
 import tempfile
 import zipfile
 
-NEEDED = ("community/proxmox", "community/general", "community/library_inventory_filtering_v1")
+NEEDED = ("community/proxmox", "community/general", "community/library_inventory_filtering_v1",
+          "containers/podman")  # the last: Molecule's default scenario reaches its podman containers with it
 
 
 def download_bundle(requirements, workdir):
