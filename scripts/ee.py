@@ -45,7 +45,7 @@ class EeError(Exception):
 
 def run(argv, **kwargs):
     print("+ " + " ".join(str(a) for a in argv), file=sys.stderr, flush=True)
-    proc = subprocess.run([str(a) for a in argv], text=True, capture_output=True, **kwargs)
+    proc = subprocess.run([str(a) for a in argv], text=True, capture_output=True, check=False, **kwargs)
     if proc.returncode != 0:
         tail = (proc.stdout + proc.stderr)[-6000:]
         raise EeError("%s failed (rc %d):\n%s" % (" ".join(str(a) for a in argv[:4]), proc.returncode, tail))
@@ -68,9 +68,10 @@ def podman_env() -> dict:
 
 def base_image(build: Path, env: dict) -> str:
     """The Debian base image, made once (its tag names the suite and packages)."""
-    key = subprocess.run(["sha256sum"], input=SUITE + BASE_PACKAGES + EE_PYTHON, text=True, capture_output=True).stdout[:12]
+    key = subprocess.run(["sha256sum"], input=SUITE + BASE_PACKAGES + EE_PYTHON, text=True, capture_output=True,
+                         check=True).stdout[:12]
     image = "localhost/gpuops-debian-base:%s-%s" % (SUITE, key)
-    if subprocess.run(["podman", "image", "exists", image], env=env).returncode == 0:
+    if subprocess.run(["podman", "image", "exists", image], env=env, check=False).returncode == 0:
         return image
     mirror = os.environ.get("FAKE_PROXMOX_MIRROR", "http://deb.debian.org/debian")
     with tempfile.TemporaryDirectory(dir=build) as tmp:
@@ -95,7 +96,7 @@ def pip_setting(key: str) -> str:
     if env_value:
         return env_value
     proc = subprocess.run([sys.executable, "-m", "pip", "config", "get", "global." + key], text=True,
-                          capture_output=True)
+                          capture_output=True, check=False)
     return proc.stdout.strip() if proc.returncode == 0 else ""
 
 

@@ -58,6 +58,13 @@ SCOPE = {
     "swap": (MU + "_act/swap.py", [UNIT + "_act/test_swap.py"], (
         "exchange", "exchange_atomically", "finish_exchange", "keep_generation", "recover_swap", "discard", "swap_back",
         "live_changes", "open_swap")),
+    # the user's lock: what LOCK_DRIFT accuses (and prune: all then removes), and how a lock is read and selected
+    "lock_drift": (MU + "_decide/lock_drift.py", [UNIT + "_decide/test_lock_drift.py"], ("lock_drift", "lock_facts", "_drift")),
+    "locked_bytes": (MU + "_read/packaging/locked_bytes.py", [UNIT + "_read/packaging/test_locked_bytes.py"], (
+        "check_locked_bytes", "_check", "_candidates", "_is_locked_wheel", "_compare", "_wheel_record", "_generated")),
+    "lock_file": (MU + "_read/packaging/lock_file.py", [UNIT + "_read/packaging/test_lock_file.py"], (
+        "lock_kind", "load_lock", "parse_lock", "select", "_parse_pylock", "_select_pylock", "_location",
+        "_parse_requirements", "_logical_lines", "_select_requirements")),
 }
 SKIPPED_OPERATORS = re.compile(r"^core/ReplaceBinaryOperator_Mod_")
 BEGIN, END = "<!-- mutate:begin -->", "<!-- mutate:end -->"
