@@ -48,7 +48,8 @@ def test_a_venv_equal_to_its_lock_has_no_drift_and_matches():
 
 def drifted(left_out=("extra-tool", "pip")):
     obs = O.healthy(add=[O.dist("pip", "24.0", ["pip/__init__.py"]), O.dist("extra-tool", "1.0", ["extra_tool/__init__.py"])])
-    pins = dict(installed(obs), **{"nvidia-cublas-cu12": "12.8.3.14", "numpy": "2.3.5"})
+    # cublas locked below the installed version, the CUDA runtime above it: a drift either way (!= mutated to > misses one)
+    pins = dict(installed(obs), **{"nvidia-cublas-cu12": "12.8.3.14", "numpy": "2.3.5", "nvidia-cuda-runtime-cu12": "12.9.79"})
     for name in left_out:
         del pins[name]
     return locked(obs, pins, [BytesCheck("filelock", "/wh/filelock-3.20.0-py3-none-any.whl", 3,
@@ -59,7 +60,8 @@ def test_every_kind_is_one_finding_per_distribution_and_extra_is_only_a_warning(
     judged = drifted()
     found = [(f.severity, f.subject, f.details["kind"]) for f in lock_drift(judged)]
     assert found == [("error", "filelock", "bytes"), ("error", "numpy", "missing"),
-                     ("error", "nvidia-cublas-cu12", "version"), ("warning", "extra-tool", "extra")]
+                     ("error", "nvidia-cublas-cu12", "version"), ("error", "nvidia-cuda-runtime-cu12", "version"),
+                     ("warning", "extra-tool", "extra")]
     by_subject = {f.subject: f for f in lock_drift(judged)}
     assert by_subject["nvidia-cublas-cu12"].message == (
         "nvidia-cublas-cu12 is locked at 12.8.3.14 and installed at 12.8.4.1.")
@@ -69,9 +71,11 @@ def test_every_kind_is_one_finding_per_distribution_and_extra_is_only_a_warning(
     findings = diagnose(judged)
     assert not {F.REQUIREMENT_MISSING, F.REQUIREMENT_VERSION_MISMATCH} & {f.code for f in findings}
     assert F.is_healthy(findings) is False
-    facts = lock_facts(judged, findings)
+    assert {f.code for f in findings} - {F.LOCK_DRIFT}  # others beside it (IMPORT_FAILED...), left out of the drift
+    facts = lock_facts(judged, findings + [F.Finding(F.IMPORT_FAILED, F.ERROR, "torch", "import torch fails")])
     assert facts["matches"] is False and [(d["distribution"], d["kind"]) for d in facts["drift"]] == [
-        ("filelock", "bytes"), ("numpy", "missing"), ("nvidia-cublas-cu12", "version"), ("extra-tool", "extra")]
+        ("filelock", "bytes"), ("numpy", "missing"), ("nvidia-cublas-cu12", "version"),
+        ("nvidia-cuda-runtime-cu12", "version"), ("extra-tool", "extra")]
 
 
 def test_the_plan_installs_the_locked_versions_reinstalls_the_other_bytes_and_prunes_only_when_asked():
@@ -82,6 +86,7 @@ def test_the_plan_installs_the_locked_versions_reinstalls_the_other_bytes_and_pr
     assert ("reinstall", "filelock==3.20.0", "installed from other bytes than the locked wheel's (LOCK_DRIFT)") in actions
     assert ("install", "numpy==2.3.5", "locked at 2.3.5 by pylock.toml, not installed") in actions
     assert ("install", "nvidia-cublas-cu12==12.8.3.14", "locked at 12.8.3.14 by pylock.toml, installed 12.8.4.1") in actions
+    assert ("install", "nvidia-cuda-runtime-cu12==12.9.79", "locked at 12.9.79 by pylock.toml, installed 12.8.90") in actions
     assert [a for a in actions if a[0] == "remove"] == []  # extra-tool: no CUDA evidence against it, kept
     pruned = make_plan(judged, findings, DesiredState(prune="all"))
     removals = [(a.name, a.reason) for b in pruned.batches for a in b.actions if a.kind == "remove"]

@@ -137,6 +137,8 @@ def test_a_hash_pinned_requirements_file_selects_by_marker_and_keeps_every_hash_
 @pytest.mark.parametrize("text, message", [
     ("torch==2.9.1\nnumpy>=2\n", "lock r.txt line 2: 'numpy>=2' is not pinned to one version with =="),
     ("torch==2.9.*\n", "lock r.txt line 1: 'torch==2.9.*' is not pinned"),
+    ("torch==2.9.1,<3\n", "lock r.txt line 1: 'torch==2.9.1,<3' is not pinned"),  # two specifiers (!= 1 as > 1)
+    ("a==1\ntorch\n", "lock r.txt line 2: 'torch' is not pinned"),  # none (!= 1 as < 1)
     ("torch @ https://x/torch.whl\n", "lock r.txt line 1: 'torch @ https://x/torch.whl' is not pinned"),
     ("\n-r other.txt\n", "lock r.txt line 2: installer option '-r' is not read from a lock"),
     ("torch==2.9.1 --hash=md5:abc\n", "lock r.txt line 1: hash 'md5:abc' is not algorithm:hex"),
@@ -149,6 +151,12 @@ def test_a_bad_requirements_file_is_refused_naming_the_line(text, message):
     with pytest.raises(LockError) as caught:
         select(parse_lock("r.txt", text), ENV, "3.12")
     assert message in str(caught.value)
+
+
+def test_a_continuation_joins_the_line_whether_or_not_a_space_comes_before_the_backslash():
+    """Mutation caught: ``line[:-1]`` to ``line[:~1]`` (the last character before the backslash dropped)."""
+    lock = select(parse_lock("r.txt", "torch==2.9.1\\\n    --hash=sha256:%s\n" % H1), ENV, "3.12")
+    assert lock.packages == (LockedPackage("torch", "2.9.1", ("sha256:" + H1,), None, "line 1"),)
 
 
 def test_a_requirements_file_takes_no_extras_or_groups():

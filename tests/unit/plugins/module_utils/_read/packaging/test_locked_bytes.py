@@ -81,3 +81,38 @@ def test_a_requirements_lock_finds_any_wheel_of_the_name_and_version(tmp_path):
     wheel, dists = setup(tmp_path)
     lock = Lock("r.txt", "requirements", (LockedPackage("demo", "1.0", (sha256(wheel),), None, "line 1"),))
     assert check_locked_bytes(lock, dists, [os.path.dirname(wheel)])["demo"].wheel == wheel
+
+
+def test_folders_that_cannot_be_listed_and_distributions_not_locked_are_passed_over(tmp_path):
+    """Mutations caught: ``continue`` to ``break`` in check_locked_bytes and in _candidates."""
+    wheel, dists = setup(tmp_path)
+    make_dist(str(tmp_path / "site"), "aaa-first", "1.0")  # sorted before demo, not locked
+    dists = read_distributions([str(tmp_path / "site")])
+    checks = check_locked_bytes(lock_of((sha256(wheel),)), dists, [str(tmp_path / "absent"), os.path.dirname(wheel)])
+    assert list(checks) == ["demo"] and checks["demo"].wheel == wheel
+
+
+def test_only_a_wheel_of_the_locked_name_and_version_is_a_candidate(tmp_path):
+    """Mutations caught: ``and`` to ``or`` in _is_locked_wheel, ``return False`` to ``return True`` for a file that is
+    not a wheel's name."""
+    _wheel, dists = setup(tmp_path)
+    other = tmp_path / "other"
+    make_wheel(str(other), "demo", "2.0", files=dict(FILES))
+    make_wheel(str(other), "other", "1.0", files=dict(FILES))
+    (other / "junk.whl").write_bytes(b"not a wheel")
+    lock = Lock("r.txt", "requirements", (LockedPackage("demo", "1.0", ("sha256:" + "0" * 64,), None, "line 1"),))
+    assert check_locked_bytes(lock, dists, [str(other)])["demo"].unchecked == (
+        "no locked wheel at hand (the lock's location, the local find_links)")
+
+
+def test_the_files_an_installer_moves_or_writes_are_not_compared(tmp_path):
+    """Mutation caught: ``return True`` to ``return False`` for a ``.data`` path in _generated (a script moved to
+    bin/ and its shebang rewritten would be other bytes)."""
+    wheelhouse = tmp_path / "wheelhouse"
+    wheel = make_wheel(str(wheelhouse), "demo", "1.0", files=dict(FILES, **{"demo-1.0.data/scripts/demo-tool": b"#!python\n"}))
+    site = str(tmp_path / "venv" / "lib" / "python3.12" / "site-packages")  # ../../../bin: the venv's bin
+    make_dist(site, "demo", "1.0", files=dict(FILES, **{"demo-1.0.dist-info/WHEEL": WHEEL,
+                                                        "../../../bin/demo-tool": b"#!/venv/bin/python\n"}))
+    assert (tmp_path / "venv" / "bin" / "demo-tool").is_file()
+    check = check_locked_bytes(lock_of((sha256(wheel),)), read_distributions([site]), [str(wheelhouse)])["demo"]
+    assert (check.compared, check.count) == (4, 0)
