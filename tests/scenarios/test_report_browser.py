@@ -96,8 +96,9 @@ def test_repair_playbook_writes_the_report_chromium_renders(tmp_path):
     assert "12" == rows["gutted"].find_all("td")[2].text()  # CUDA 12 only, after the repair
     assert rows["gutted"].find_all("td")[4].text() == "9.10.2 / ==9.10.2.21"  # the cuDNN torch pins, loaded
     assert "No matching distribution found for nvidia-nccl-cu12==2.27.5" in rows["partial"].text()
-    assert rows["gutted"].find_all("td")[6].text().startswith("broken: 10 error(s): RECORD_MISSING_FILES, SONAME_UNRESOLVED")
-    assert rows["no-venv"].find_all("td")[6].text() == "-"  # never diagnosed
+    assert rows["gutted"].find_all("td")[5].text() == "-"  # no lock declared
+    assert rows["gutted"].find_all("td")[7].text().startswith("broken: 10 error(s): RECORD_MISSING_FILES, SONAME_UNRESOLVED")
+    assert rows["no-venv"].find_all("td")[7].text() == "-"  # never diagnosed
     screenshot(os.path.join(kept, "index.html"), os.path.join(KEEP, "fleet.png"), profile, size="1400,500")
 
     # The gutted host's page: before the repair, libcudnn.so.9's edge is broken with the loader's message.
