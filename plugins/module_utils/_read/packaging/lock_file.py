@@ -104,8 +104,8 @@ class Lock:
 
     def wheel_folders(self) -> Tuple[str, ...]:
         """The folders on this node that hold a wheel the lock names: find-links for the installs."""
-        return tuple(sorted({os.path.dirname(p.wheel.location) for p in self.packages if p.wheel is not None
-                             and p.wheel.location.startswith("/") and os.path.isfile(p.wheel.location)}))
+        local = [p.wheel.location for p in self.packages if p.wheel is not None and p.wheel.location.startswith("/")]
+        return tuple(sorted({os.path.dirname(path) for path in local if os.path.isfile(path)}))
 
 
 def lock_kind(name: str) -> str:
