@@ -149,8 +149,10 @@ def build_ee(build: Path, spec: Path, base: str, env: dict) -> dict:
     return {"image": TAG, "build_seconds": round(seconds, 1), "size_mb": round(size / 1e6)}
 
 
-def inside(env: dict, *argv) -> str:
-    return run(["podman", "run", "--rm", "--network=host", TAG] + list(argv), env=env)
+def inside(env: dict, *argv, user: str = "") -> str:
+    """``argv`` run in the EE image (through its entrypoint, as a job is), as ``user`` when given."""
+    return run(["podman", "run", "--rm", "--network=host"] + (["--user=" + user] if user else []) + [TAG] + list(argv),
+               env=env)
 
 
 def versions(env: dict) -> dict:
@@ -175,11 +177,13 @@ def repair_in_ee(build: Path, env: dict) -> dict:
     playbook = ROOT / "build/tools/bin/ansible-playbook"
     run([playbook, "-i", scenario / "inventory", scenario / "create.yml"], env=host_env, cwd=ROOT)
     try:
+        # the node's host key where proxmox_pct_remote reads it, ~/.ssh/known_hosts of the job's user in the image
+        # (the EE's entrypoint sets HOME)
+        home = inside(env, "sh", "-c", 'echo "$HOME"', user="root").strip()
         started = time.monotonic()
-        # the node's host key where proxmox_pct_remote reads it, ~/.ssh/known_hosts (the EE's entrypoint sets HOME)
         mounts = ["-v", "%s:/runner/project/playbooks:ro" % (ROOT / "playbooks"),
                   "-v", "%s:/runner/inventory:ro" % (scenario / "inventory"), "-v", "%s:%s" % (run_dir, run_dir),
-                  "-v", "%s:/root/.ssh:ro" % (run_dir / "home" / ".ssh")]
+                  "-v", "%s:%s/.ssh:ro" % (run_dir / "home" / ".ssh", home)]
         # as root: the fake node's state folder, its key and port, are root's alone (0700)
         argv = ["podman", "run", "--rm", "--network=host", "--user=root", "-w", "/runner/project"] + mounts
         argv += [item for key, value in names.items() if key not in ("MOLECULE_PROJECT_DIRECTORY", "HOME")

@@ -25,7 +25,6 @@ from ansible_collections.gpuops.cuda_venv.plugins.module_utils._decide.findings 
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._read.observe import Observations
 
 MISSING, VERSION, BYTES, EXTRA = "missing", "version", "bytes", "extra"
-KINDS = (MISSING, VERSION, BYTES, EXTRA)
 
 
 def lock_drift(obs: Observations) -> List[Finding]:

@@ -25,6 +25,7 @@ from typing import Dict, List, Optional, Sequence, Set, Tuple
 
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._core import cuda_knowledge as cuda
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._decide import findings as F
+from ansible_collections.gpuops.cuda_venv.plugins.module_utils._decide.lock_drift import BYTES
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._decide.contaminants import (
     Evidence, belonging, extra_askers, identical_everywhere, still_asked)
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._core.errors import CudaVenvError
@@ -292,7 +293,7 @@ def _damaged(obs: Observations, findings, by_key, scope: Optional[Dict[str, str]
         elif state.modified:
             damaged[dist.key] = "%d file(s) modified (RECORD_MODIFIED_FILES)" % len(state.modified)
     for finding in findings:
-        if finding.code == F.LOCK_DRIFT and finding.details["kind"] == "bytes":
+        if finding.code == F.LOCK_DRIFT and finding.details["kind"] == BYTES:
             damaged.setdefault(finding.subject, "installed from other bytes than the locked wheel's (LOCK_DRIFT)")
         if finding.code == F.RUNTIME_LIBRARY_MISMATCH and finding.details.get("distribution"):
             key = canonical_name(finding.details["distribution"])

@@ -22,6 +22,7 @@ from typing import List, Optional, Sequence, Tuple
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._core.errors import CudaVenvError
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._core.names import canonical_name
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._core.venv_paths import local_path
+from ansible_collections.gpuops.cuda_venv.plugins.module_utils._read.packaging.wheel_sources import local_wheel_files
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._read.packaging.distributions import (
     METADATA_LIMIT, RECORD_LIMIT, parse_metadata, parse_record)
 
@@ -153,7 +154,7 @@ def pick_wheel(requirement: str, folders: Sequence[str], tags: list) -> Optional
     wanted = canonical_name(req.name)
     rank = {tag: number for number, tag in enumerate(tags)}
     candidates = []
-    for path in _wheel_files(folders):
+    for path in local_wheel_files(folders):
         try:
             name, version, build, wheel_tags = parse_wheel_filename(os.path.basename(path))
         except (InvalidWheelFilename, InvalidVersion):
@@ -164,17 +165,3 @@ def pick_wheel(requirement: str, folders: Sequence[str], tags: list) -> Optional
     allowed = set(req.specifier.filter(c[0] for c in candidates))
     fitting = [c for c in candidates if c[0] in allowed]
     return max(fitting)[3] if fitting else None
-
-
-def _wheel_files(folders: Sequence[str]) -> List[str]:
-    files = []
-    for folder in folders:
-        if folder.endswith(".whl") and os.path.isfile(folder):
-            files.append(folder)
-            continue
-        try:
-            names = sorted(os.listdir(folder))
-        except OSError:
-            continue
-        files.extend(os.path.join(folder, n) for n in names if n.endswith(".whl"))
-    return files

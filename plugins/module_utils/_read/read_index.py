@@ -54,7 +54,16 @@ class DirectReader:
     elf = staticmethod(read_elf)
     kernels = staticmethod(read_kernels)
     dist_info = staticmethod(read_dist_info)
-    wheel_sha256 = staticmethod(file_hexdigest)
+
+    @staticmethod
+    def wheel_sha256(path: str) -> str:
+        """A locked wheel's sha256, read once per identity in this process: a repair observes the venv before and
+        after each batch, and a torch stack's wheels are about 5 GB to hash each time. A wheel changed in the second
+        of the question or later is hashed again, as the read index's racy rule has it."""
+        stamp = _stamp(path)
+        if stamp is None or _newest([stamp]) >= time.time_ns() // _SECOND * _SECOND:
+            return file_hexdigest(path)
+        return _remembered_sha256(path, tuple(stamp))
 
 
 def index_path(state_dir: str) -> str:
@@ -192,6 +201,11 @@ def _decoded(data, root: str):
 
 
 _INVALID = object()
+
+
+@functools.lru_cache(maxsize=256)
+def _remembered_sha256(path: str, _stamp_then: tuple) -> str:
+    return file_hexdigest(path)
 
 
 def _sha256(value) -> str:

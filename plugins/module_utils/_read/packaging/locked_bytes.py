@@ -24,7 +24,7 @@ from __future__ import annotations
 import os
 import zipfile
 from dataclasses import dataclass
-from typing import Callable, Dict, Iterable, List, Sequence, Tuple
+from typing import Callable, Dict, List, Sequence, Tuple
 
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._core.packaging_lib import (
     InvalidVersion, InvalidWheelFilename, parse_wheel_filename)
@@ -33,6 +33,7 @@ from ansible_collections.gpuops.cuda_venv.plugins.module_utils._core.venv_paths 
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._read.packaging.distributions import (
     RECORD_LIMIT, Distribution, parse_record)
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._read.packaging.lock_file import Lock, LockedPackage
+from ansible_collections.gpuops.cuda_venv.plugins.module_utils._read.packaging.wheel_sources import local_wheel_files
 
 # Written by the installer, not copied from the wheel.
 _GENERATED = ("RECORD", "RECORD.jws", "RECORD.p7s", "INSTALLER", "REQUESTED", "direct_url.json")
@@ -86,24 +87,12 @@ def _check(dist: Distribution, package: LockedPackage, folders: List[str], sha25
                                           "lock's" % candidates[0])
 
 
-def _candidates(package: LockedPackage, folders: Iterable[str]) -> List[str]:
+def _candidates(package: LockedPackage, folders: Sequence[str]) -> List[str]:
     found = []
     if package.wheel is not None and package.wheel.location and os.path.isfile(package.wheel.location):
         found.append(package.wheel.location)
-    for folder in folders:
-        if folder.endswith(".whl"):
-            names = [os.path.basename(folder)]
-            folder = os.path.dirname(folder)
-        else:
-            try:
-                names = sorted(os.listdir(folder))
-            except OSError:
-                continue
-        for name in names:
-            path = os.path.join(folder, name)
-            if path not in found and _is_locked_wheel(name, package) and os.path.isfile(path):
-                found.append(path)
-    return found
+    named = [path for path in local_wheel_files(folders) if _is_locked_wheel(os.path.basename(path), package)]
+    return found + [path for path in named if path not in found and os.path.isfile(path)]
 
 
 def _is_locked_wheel(filename: str, package: LockedPackage) -> bool:

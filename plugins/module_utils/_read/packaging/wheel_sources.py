@@ -25,7 +25,7 @@ import json
 import os
 import re
 from dataclasses import dataclass
-from typing import Callable, Dict, Iterable, List, Optional, Tuple
+from typing import Callable, Dict, Iterable, List, Optional, Sequence, Tuple
 from urllib.error import HTTPError
 from urllib.parse import unquote, urldefrag, urljoin, urlsplit
 
@@ -79,6 +79,22 @@ def as_strings(value) -> tuple:
     if isinstance(value, str):
         return (value,)
     return tuple(str(v) for v in value)
+
+
+def local_wheel_files(folders: Sequence[str]) -> List[str]:
+    """The ``*.whl`` files of local find-links entries (folders, or wheel files themselves), in name order per folder;
+    a folder that cannot be listed is passed over."""
+    files = []
+    for folder in folders:
+        if folder.endswith(".whl") and os.path.isfile(folder):
+            files.append(folder)
+            continue
+        try:
+            names = sorted(os.listdir(folder))
+        except OSError:
+            continue
+        files.extend(os.path.join(folder, n) for n in names if n.endswith(".whl"))
+    return files
 
 
 def _url_secrets(url: str) -> list:
