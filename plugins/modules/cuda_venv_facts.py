@@ -246,7 +246,9 @@ ansible_facts:
           type: dict
           returned: always
         gpu:
-          description: Driver version, maximum CUDA version and devices from NVML, or C(available=false) and a reason.
+          description:
+            - Driver version, maximum CUDA version and devices from NVML, or C(available=false) and a reason.
+            - C(pynvml_installed) is false when the Python the module runs with lacks pynvml (nvidia-ml-py).
           type: dict
           returned: always
         guard:

@@ -136,9 +136,13 @@ def uv_rebuild(new_venv: Path, uv: str, links: Sequence[Path], cwd: str, uv_cach
 
 def ansible_facts(venv: Path, repo: str, home: Path) -> Step:
     """The facts module through Ansible itself: ``ansible localhost -m gpuops.cuda_venv.cuda_venv_facts``."""
+    return ansible_adhoc("gpuops.cuda_venv.cuda_venv_facts", '{"path": "%s"}' % venv, repo, home)
+
+
+def ansible_adhoc(module: str, args: str, repo: str, home: Path) -> Step:
+    """``ansible localhost -m MODULE -a ARGS`` with the repository's ansible.cfg: a task through the same runner."""
     env = {k: v for k, v in hermetic_env().items() if not k.startswith("ANSIBLE_")}
     env.update({"ANSIBLE_CONFIG": str(Path(repo) / "ansible.cfg"), "ANSIBLE_HOME": str(home / "home"),
                 "ANSIBLE_LOCAL_TEMP": str(home / "tmp"), "ANSIBLE_NOCOLOR": "1"})
-    argv = (str(Path(sys.executable).parent / "ansible"), "localhost", "-m", "gpuops.cuda_venv.cuda_venv_facts",
-            "-a", '{"path": "%s"}' % venv)
+    argv = (str(Path(sys.executable).parent / "ansible"), "localhost", "-m", module, "-a", args)
     return Step(argv, env, repo)

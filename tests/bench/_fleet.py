@@ -30,7 +30,8 @@ from ._table import Goal, Table
 
 FLEET = 12
 FORKS = 6
-NOOP_GOAL_S = 4.0  # seconds per host of the no-op pass, issue 23
+NOOP_GOAL_S = 1.0  # seconds per host of the no-op pass (issue 38; 4 s in issue 23)
+FACTS_VS_PIP_CHECK = 0.5  # the facts task over pip check's, both through Ansible, a no-op task subtracted (issue 38)
 REAL_ROLE_GOAL = 1.5  # repair.yml on a healthy real venv, against the facts module ad hoc
 HEALTHY_SCENARIO = "healthy-cu12"
 SCENARIO = Path("extensions/molecule/proxmox")
@@ -143,6 +144,16 @@ def real_role(repo: Path, venv: Path, work: Path, runs: int, log: Callable[[str]
     table = Table("The role on the healthy real venv (-c local): one diagnosis per pass")
     table.add("adhoc", "cuda_venv_facts ad hoc (`ansible localhost -m ... -a path=`)",
               measure(lambda: [cmd.ansible_facts(venv, str(repo), home)], runs, warmup=True), label="facts ad hoc")
+    noop = measure(lambda: [cmd.ansible_adhoc("ansible.builtin.ping", "", str(repo), home)], runs, warmup=True)
+    pip_check = measure(lambda: [cmd.ansible_adhoc("ansible.builtin.command", "%s -m pip check" % (venv / "bin" / "python"),
+                                                   str(repo), home)], runs, warmup=True)
+    table.add("noop", "a no-op task ad hoc (`-m ansible.builtin.ping`)", noop)
+    table.add("pipcheck", "`pip check` ad hoc (`-m ansible.builtin.command`)", pip_check)
+    table.add("pipcheck-own", "`pip check` through Ansible, the no-op task subtracted",
+              fixed(max(pip_check.median - noop.median, 0.001), runs))
+    table.add("facts-own", "cuda_venv_facts through Ansible (default options), the no-op task subtracted",
+              fixed(max(table.row("adhoc").measurement.median - noop.median, 0.0), runs), anchor="pipcheck-own",
+              goal=Goal(max_ratio=FACTS_VS_PIP_CHECK))
     table.add("facts", "playbooks/facts.yml", measure(lambda: playbook("facts.yml"), runs), anchor="adhoc")
     table.add("repair", "playbooks/repair.yml (healthy: preflight, diagnosis, recap)",
               measure(lambda: playbook("repair.yml"), runs), anchor="adhoc", goal=Goal(max_ratio=REAL_ROLE_GOAL))

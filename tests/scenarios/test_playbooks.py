@@ -188,8 +188,10 @@ def test_repair_playbook_check_rollback_repair_and_rerun(tmp_path):
     # back-to-back pip runs read as one transaction or two follows their timing: the warnings' count may differ.
     assert re.sub(r"\d+ warning", "N warning", recap["partial-swap"]) == re.sub(r"\d+ warning", "N warning", recap["partial"])
     assert "\n-nvidia-cudnn-cu13==9.24.0.43\n" in output  # the plan's diff
-    assert node_tasks_run(output, "gutted") == [  # the tools venv is made even in check mode; the venv is not touched
-        PREFLIGHT, "Create the tools venv", "Install the modules' dependencies into the tools venv",
+    # A first diagnosis cannot run without the tools venv (it does not fail the host); the tools venv is then made, even
+    # in check mode, and the diagnosis runs again; the venv is not touched.
+    assert node_tasks_run(output, "gutted") == [
+        DIAGNOSIS, PREFLIGHT, "Create the tools venv", "Install the modules' dependencies into the tools venv",
         "Mark the tools venv as holding them", DIAGNOSIS]
     assert {host: s["failed"] for host, s in stats.items()} == {"gutted": 0, "partial": 0, "partial-swap": 0}
     assert {name: tree_digest(str(info.venv)) for name, info in hosts} == digests
@@ -227,25 +229,26 @@ def test_repair_playbook_check_rollback_repair_and_rerun(tmp_path):
                      "partial-swap": "swapped - 2 batch(es) on a copy (%s; %s), swapped in; now healthy; %s" % (
                          BATCH_1, BATCH_2, NO_GPU)}
     assert stats["gutted"]["changed"] == 0 and stats["partial"]["changed"] > 0
-    assert node_tasks_run(output, "gutted") == [PREFLIGHT, DIAGNOSIS]  # guarded by its swap: nothing to settle
+    assert node_tasks_run(output, "gutted") == [DIAGNOSIS]  # healthy, guarded by its swap: nothing to check or settle
 
-    # And again: nothing changes anywhere, nothing is notified; each host costs two calls on the node: the preflight
-    # and one diagnosis (the facts and the plan from one reading, one import probe), the tools venv left alone.
+    # And again: nothing changes anywhere, nothing is notified; each host costs one call on the node: the diagnosis
+    # (the facts and the plan from one reading, one import probe); no preflight, the tools venv left alone.
     rc, output, recap, stats = run_playbook(tmp_path, inventory)
     assert rc == 0, output
     assert recap == {name: "healthy before - healthy; nothing to do" for name, _info in hosts}
     assert {host: s["changed"] for host, s in stats.items()} == {"gutted": 0, "partial": 0, "partial-swap": 0}
     assert "RUNNING HANDLER" not in output
-    assert {name: node_tasks_run(output, name) for name, _info in hosts} == {name: [PREFLIGHT, DIAGNOSIS] for name, _info in hosts}
+    assert {name: node_tasks_run(output, name) for name, _info in hosts} == {name: [DIAGNOSIS] for name, _info in hosts}
 
-    # A killed swap's leftover copy beside a healthy venv: the plan names it, and the pass removes it (one more call).
+    # A killed swap's leftover copy beside a healthy venv: the plan names it, so the preflight runs, and the pass removes
+    # it (the guard step).
     leftover = os.path.join(swap_dir_of(str(gutted.venv)), NEXT_DIR)
     os.makedirs(os.path.join(leftover, "lib"))
     rc, output, recap, stats = run_playbook(tmp_path, inventory)
     assert rc == 0 and not os.path.lexists(leftover), output
     assert "a leftover copy %s will be removed first" % leftover in output
     assert {host: s["changed"] for host, s in stats.items()} == {"gutted": 1, "partial": 0, "partial-swap": 0}
-    assert node_tasks_run(output, "gutted") == [PREFLIGHT, DIAGNOSIS, GUARD]
+    assert node_tasks_run(output, "gutted") == [DIAGNOSIS, PREFLIGHT, GUARD]
 
 
 @pytest.mark.slow
@@ -300,7 +303,7 @@ def test_repair_playbook_preflight_names_every_problem_and_changes_nothing(tmp_p
     rc, output, recap, _stats = run_playbook(tmp_path, inventory)
     assert rc == 2, output
     assert recap == {
-        "relative": "failed - Check that venv_repair_path is an absolute path: venv_repair_path must be the absolute path "
+        "relative": "failed - Check the role's variables: venv_repair_path must be the absolute path "
                     "of the venv's root (the folder holding pyvenv.cfg), got 'venvs/train'",
         "plain": "failed - Check the venv and its wheel sources: venv_repair_path %s is not a venv: no pyvenv.cfg; "
                  "wheelhouse folder(s) not found on plain: %s (venv_repair_find_links)" % (tmp_path, tmp_path / "gone"),
@@ -313,3 +316,30 @@ def test_repair_playbook_preflight_names_every_problem_and_changes_nothing(tmp_p
     assert "Connection refused" in recap["silent"] and "s3cret" not in output
     assert tree_digest(str(healthy.venv)) == before
     assert not [p for p in glob.glob(str(tmp_path / "tools-*")) if not p.endswith("-wheelhouse")]  # no tools venv made
+
+
+def test_repair_playbook_checks_the_sources_only_where_there_is_work(tmp_path):
+    """A healthy, guarded host whose tools venv is ready costs one module call: its wheel sources are not checked
+    (nothing would be installed from them). A host with work to do, its tools venv as ready, still fails on a missing
+    wheelhouse before anything changes."""
+    healthy = build_scenario("healthy-cu12", tmp_path / "healthy", cache=CACHE)
+    broken = build_scenario("curand-removed", tmp_path / "broken", cache=CACHE)
+    inventory = write_inventory(tmp_path, {"healthy": healthy, "broken": broken})
+    rc, output, recap, _stats = run_playbook(tmp_path, inventory, "-l", "healthy")  # its tools venv, its guard written
+    assert rc == 0 and recap == {"healthy": "healthy before - healthy; nothing to do"}, output
+    rc, output, recap, _stats = run_playbook(tmp_path, inventory, "--check", "-l", "broken")  # its tools venv
+    assert rc == 0 and recap["broken"].startswith("would repair - "), output
+    gone = str(tmp_path / "gone")
+    (tmp_path / "again").mkdir()
+    inventory = write_inventory(tmp_path / "again", {"healthy": healthy, "broken": broken}, host_vars={
+        name: {"venv_repair_find_links": [gone], "venv_repair_tools_venv": str(tmp_path / ("tools-" + name))}
+        for name in ("healthy", "broken")})
+    before = {name: tree_digest(str(info.venv)) for name, info in (("healthy", healthy), ("broken", broken))}
+    rc, output, recap, _stats = run_playbook(tmp_path, inventory)
+    assert rc == 2, output
+    assert recap == {"healthy": "healthy before - healthy; nothing to do",
+                     "broken": "failed - Check the venv and its wheel sources: wheelhouse folder(s) not found on broken: %s "
+                               "(venv_repair_find_links)" % gone}
+    assert node_tasks_run(output, "healthy") == [DIAGNOSIS]
+    assert node_tasks_run(output, "broken") == [DIAGNOSIS, PREFLIGHT]
+    assert {name: tree_digest(str(info.venv)) for name, info in (("healthy", healthy), ("broken", broken))} == before

@@ -71,13 +71,14 @@ class GpuFacts:
     max_cuda: Optional[str] = None  # e.g. "13.0"
     devices: Tuple[GpuDevice, ...] = ()
     states: Optional[Tuple[dict, ...]] = None
+    pynvml_installed: bool = True  # the Python running the module has pynvml (the role fills its tools venv when not)
 
     def as_dict(self) -> dict:
         """The facts as the modules return them: available, reason, driver_version, cuda_driver_version, max_cuda,
-        devices (index, name, uuid, memory_total_mib, compute_capability), and ``states`` when read."""
+        devices (index, name, uuid, memory_total_mib, compute_capability), pynvml_installed, and ``states`` when read."""
         facts = {"available": self.available, "reason": self.reason, "driver_version": self.driver_version,
                  "cuda_driver_version": self.cuda_driver_version, "max_cuda": self.max_cuda,
-                 "devices": [d.as_dict() for d in self.devices]}
+                 "devices": [d.as_dict() for d in self.devices], "pynvml_installed": self.pynvml_installed}
         if self.states is not None:
             facts["states"] = list(self.states)
         return facts
@@ -90,7 +91,7 @@ def gpu_facts(with_state: bool = False) -> GpuFacts:
     session (gpu_state.device_state), by device index.
     """
     if not HAS_PYNVML:
-        return GpuFacts(reason="pynvml (nvidia-ml-py) is not installed")
+        return GpuFacts(reason="pynvml (nvidia-ml-py) is not installed", pynvml_installed=False)
     try:
         pynvml.nvmlInit()
     except pynvml.NVMLError as exc:

@@ -106,7 +106,7 @@ def test_healthy_report():
     assert result["gpu"] == {
         "available": True, "reason": None, "driver_version": "580.65.06", "cuda_driver_version": 13000, "max_cuda": "13.0",
         "devices": [{"index": 0, "name": "NVIDIA H100 80GB HBM3", "uuid": "GPU-00000000-0000-0000-0000-000000000000",
-                     "memory_total_mib": 81559, "compute_capability": "9.0"}]}
+                     "memory_total_mib": 81559, "compute_capability": "9.0"}], "pynvml_installed": True}
     assert result["probe"]["versions"] == {"torch": "2.9.1", "cuda": "12.8", "cudnn": 91002, "nccl": "2.27.5"}
     assert list(result["sonames"]) == sorted(result["sonames"])
     assert result["sonames"]["libnccl.so.2"] == [

@@ -25,7 +25,7 @@ def _nvml_loadable() -> bool:
     return True
 
 
-UNAVAILABLE = {"available": False, "reason": None, "driver_version": None, "cuda_driver_version": None, "max_cuda": None, "devices": []}
+UNAVAILABLE = {"available": False, "reason": None, "driver_version": None, "cuda_driver_version": None, "max_cuda": None, "devices": [], "pynvml_installed": True}
 
 
 @pytest.mark.skipif(_nvml_loadable(), reason="this machine has libnvidia-ml.so.1")
@@ -60,7 +60,7 @@ def test_gpu_facts_without_pynvml():
     assert has is False
     assert error.startswith("Traceback (most recent call last):")
     assert error.endswith("ModuleNotFoundError: import of pynvml halted; None in sys.modules\n")
-    assert facts == dict(UNAVAILABLE, reason="pynvml (nvidia-ml-py) is not installed")
+    assert facts == dict(UNAVAILABLE, reason="pynvml (nvidia-ml-py) is not installed", pynvml_installed=False)
 
 
 class _FakeNVMLError(Exception):
@@ -116,6 +116,7 @@ def test_gpu_facts_mocked_nvml(monkeypatch):
             "memory_total_mib": 143771,
             "compute_capability": "9.0",
         }],
+        "pynvml_installed": True,
     }
     assert calls[0] == "nvmlInit" and calls[-1] == "nvmlShutdown"
 
