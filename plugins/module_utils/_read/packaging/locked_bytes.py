@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import os
 import zipfile
+import zlib
 from dataclasses import dataclass
 from typing import Callable, Dict, List, Sequence, Tuple
 
@@ -108,7 +109,7 @@ def _is_locked_wheel(filename: str, package: LockedPackage) -> bool:
 def _compare(dist: Distribution, wheel: str) -> BytesCheck:
     try:
         rows = _wheel_record(wheel)
-    except (OSError, zipfile.BadZipFile, KeyError, ValueError) as exc:
+    except (OSError, zipfile.BadZipFile, zlib.error, ValueError) as exc:  # gone, not a zip, corrupt, two RECORDs
         return BytesCheck(dist.key, unchecked="the locked wheel %s cannot be read: %s" % (wheel, exc))
     installed = {e.path: (e.algorithm, e.digest) for e in dist.entries}
     compared = [e for e in rows if e.digest and not _generated(e.path)]

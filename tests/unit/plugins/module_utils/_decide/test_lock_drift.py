@@ -100,3 +100,15 @@ def test_a_lock_that_leaves_out_what_a_kept_distribution_requires_is_refused_bef
         make_plan(judged, diagnose(judged), DesiredState(prune="all"))
     assert str(caught.value) == ("the repair would remove what a kept distribution requires: torch 2.9.1 requires "
                                  "nvidia-nvshmem-cu12==3.3.20; name those in remove too, or keep what they require")
+
+
+def test_versions_are_compared_by_value_and_the_first_differing_file_is_the_example():
+    """Mutations caught: ``dist.version != package.version`` to ``is not`` (a version read from a file is another
+    object than the lock's equal one), ``check.differing[0]`` to ``[1]``/``[-1]`` in the bytes message."""
+    obs = O.healthy()
+    pins = {name: "".join(list(version)) for name, version in installed(obs).items()}  # equal strings, new objects
+    assert all(pins[n] is not v for n, v in installed(obs).items() if len(v) > 1)
+    judged = locked(obs, pins, [BytesCheck("torch", "/wh/torch.whl", 4, ("torch/a.py", "torch/b.py", "torch/c.py"), 3)])
+    [finding] = lock_drift(judged)
+    assert (finding.subject, finding.details["kind"]) == ("torch", "bytes")
+    assert "(e.g. torch/a.py)" in finding.message

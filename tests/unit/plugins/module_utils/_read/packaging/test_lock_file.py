@@ -5,6 +5,8 @@
 
 from __future__ import annotations
 
+import builtins
+
 import pytest
 
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._read.packaging.lock_file import (
@@ -173,3 +175,42 @@ def test_load_lock_reads_the_nodes_file_or_the_controllers_text(tmp_path):
     with pytest.raises(LockError) as caught:
         load_lock(str(tmp_path / "absent.txt"))
     assert str(caught.value).startswith("lock %s cannot be read: [Errno 2]" % (tmp_path / "absent.txt"))
+
+
+def test_the_lines_without_a_hash_are_named_eight_at_most():
+    """Mutations caught: ``bare[:8]`` to ``bare[:9]`` and ``bare[:7]`` in _parse_requirements."""
+    text = "a==1 --hash=sha256:%s\n" % H1 + "".join("p%d==1\n" % n for n in range(2, 12))
+    with pytest.raises(LockError) as caught:
+        parse_lock("r.txt", text)
+    assert "lock r.txt: lines 2, 3, 4, 5, 6, 7, 8, 9 have no --hash while others do" in str(caught.value)
+
+
+def test_a_marker_that_cannot_be_compared_is_refused_naming_the_line():
+    """Mutation caught: UndefinedComparison taken out of _select_requirements' handled errors (``~=`` on a
+    platform name is not a version comparison)."""
+    with pytest.raises(LockError) as caught:
+        select(parse_lock("r.txt", "a==1\nb==2 ; platform_machine ~= 'x86'\n"), ENV, "3.12")
+    assert str(caught.value).startswith("lock r.txt line 2: cannot evaluate the marker of b==2; platform_machine ~= \"x86\": "
+                                        "Undefined <Op('~=')> on 'x86_64' and 'x86'")
+
+
+@pytest.mark.parametrize("error", ["UndefinedEnvironmentName", "TypeError", "ValueError"])
+def test_marker_errors_of_older_packaging_mocked(monkeypatch, error):
+    """Mutations caught: UndefinedEnvironmentName, TypeError and ValueError each taken out of _select_requirements'
+    handled errors. packaging 26 raises none of them here, older releases do (a name missing from the environment,
+    a value that is not a string, an unparsable version): the marker's evaluation is mocked to raise each."""
+    from packaging import markers
+    kind = getattr(markers, error, None) or getattr(builtins, error)
+
+    def evaluate(_self, _environment=None):
+        raise kind("raised by the mock")
+    monkeypatch.setattr(markers.Marker, "evaluate", evaluate)
+    with pytest.raises(LockError, match="lock r.txt line 1: cannot evaluate the marker of a==1; python_version > "):
+        select(parse_lock("r.txt", "a==1 ; python_version > '3'\n"), ENV, "3.12")
+
+
+def test_a_long_lock_hashed_on_every_line_is_read():
+    """Mutation caught: ``len(hashed) != len(lines)`` to ``is not`` in _parse_requirements (equal counts above 256
+    are two int objects in CPython)."""
+    text = "".join("p%d==1 --hash=sha256:%s\n" % (n, H1) for n in range(300))
+    assert len(parse_lock("r.txt", text).lines) == 300
