@@ -451,3 +451,125 @@ def test_a_recorded_probe_that_is_not_one_is_run_again(tmp_path, probe):
     assert index.ignored is None
     index.probe({}, [], lambda: runs.append(1) or _stand_in_probe([]))
     assert runs == [1]
+
+
+# --- mutation survivors of the read index's rules (make mutate, area read_index) --------------------------------------
+
+HEX = "b" * 64
+
+
+def _wheel_file(tmp_path):
+    path = tmp_path / "wh" / "demo-1.0-py3-none-any.whl"
+    path.parent.mkdir()
+    path.write_bytes(b"wheel bytes")
+    return str(path), hashlib.sha256(b"wheel bytes").hexdigest()
+
+
+@pytest.mark.parametrize("identity", [[], [[1, 2, 3, 4]], [None]], ids=["empty", "a short stamp", "no stamp of its own"])
+def test_an_identity_that_is_not_one_makes_the_index_corrupt(tmp_path, identity):
+    """Mutations caught: each ``and`` of _valid_identity made ``or`` (the entry's value is valid, so only the
+    identity's check can refuse it)."""
+    (tmp_path / "read-index.json").write_bytes(_index(wheels={"/wh/a-1-py3-none-any.whl": [identity, HEX]}))
+    assert load_index(str(tmp_path), ROOT).ignored == "a corrupt wheels entry for /wh/a-1-py3-none-any.whl"
+
+
+def test_a_recorded_identity_that_sorts_above_the_files_is_not_its_own(tmp_path):
+    """Mutation caught: ``entry[0] == identity`` to ``>=`` in _answer (a file whose mtime was put back before the one
+    recorded compares lower, and would be answered from the stale entry). The index's run is dated after the file, so
+    only the identity decides."""
+    state = tmp_path / "state"
+    state.mkdir()
+    wheel, digest = _wheel_file(tmp_path)
+    st = os.stat(wheel)
+    later = [st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns + 1, st.st_ctime_ns]
+    future = time.time_ns() + 3600 * 10 ** 9
+    (state / "read-index.json").write_bytes(_index(started_ns=future, wheels={wheel: [[later], HEX]}))
+    index = load_index(str(state), ROOT)
+    assert index.ignored is None
+    assert (index.wheel_sha256(wheel), index.read, index.reused) == (digest, 1, 0)
+    # the same entry with the file's own identity is answered from the index: the test above is the identity's doing
+    (state / "read-index.json").write_bytes(_index(started_ns=future, wheels={wheel: [[list(later[:3]) + [st.st_mtime_ns,
+                                                                                                       st.st_ctime_ns]], HEX]}))
+    index = load_index(str(state), ROOT)
+    assert (index.wheel_sha256(wheel), index.read, index.reused) == (HEX, 0, 1)
+
+
+def test_a_file_changed_exactly_at_the_second_the_index_run_began_is_racy_fixed_clock(tmp_path, monkeypatch):
+    """Mutation caught: ``_newest(identity) < self._racy_from`` to ``<=`` in _answer. A stand-in identity (mtime and
+    ctime on the whole second the index's run began: no file system clock can be made to land there) for a fixed
+    clock."""
+    state = tmp_path / "state"
+    state.mkdir()
+    wheel, digest = _wheel_file(tmp_path)
+    second = 1_700_000_000 * 10 ** 9
+    stamp = [1, 2, 11, second, second]
+    monkeypatch.setattr(read_index, "_identity", lambda path, inside: [stamp])
+    for started, answer in ((second, digest), (second + 10 ** 9, HEX)):
+        (state / "read-index.json").write_bytes(_index(started_ns=started, wheels={wheel: [[stamp], HEX]}))
+        assert load_index(str(state), ROOT).wheel_sha256(wheel) == answer
+
+
+def test_a_file_with_an_mtime_in_the_future_is_never_answered_from_the_index(tmp_path):
+    """Mutations caught: ``stamp[3]`` (mtime) to ``stamp[2]`` or ``stamp[4]`` in _newest (only ctime would count, and
+    a file dated ahead, by a skewed clock or ``touch -d``, would be trusted though it may change within its own
+    second)."""
+    state = tmp_path / "state"
+    state.mkdir()
+    wheel, digest = _wheel_file(tmp_path)
+    ahead = time.time_ns() + 24 * 3600 * 10 ** 9
+    os.utime(wheel, ns=(ahead, ahead))
+    _next_second()
+    first = load_index(str(state), ROOT)
+    assert first.wheel_sha256(wheel) == digest
+    _keep(state, first)
+    _next_second()
+    again = load_index(str(state), ROOT)
+    assert (again.wheel_sha256(wheel), again.read, again.reused) == (digest, 1, 0)
+
+
+@requires_gcc
+def test_an_entry_answered_from_the_index_is_kept_for_the_run_after(objects):
+    """Mutations caught: ``[identity, entry[1]]`` to ``entry[0]`` or ``entry[2]`` in _answer (the kept entry would hold
+    the identity, or the decoded value that JSON cannot write, instead of the stored one)."""
+    state, lib, _ext = objects
+    _next_second()
+    first = load_index(str(state), ROOT)
+    first.elf(lib)
+    _keep(state, first)
+    for _run in range(2):
+        again = load_index(str(state), ROOT)
+        assert again.ignored is None and again.elf(lib) == read_elf(lib) and (again.read, again.reused) == (0, 1)
+        _keep(state, again)
+
+
+def test_a_dist_info_file_after_an_absent_one_still_counts(tmp_path):
+    """Mutation caught: ``continue`` to ``break`` in _identity (the files after an absent INSTALLER would be left out
+    of the identity: REQUESTED rewritten in place would go unseen)."""
+    state, site = tmp_path / "state", str(tmp_path / "site")
+    state.mkdir()
+    os.makedirs(site)
+    solo = make_dist(site, "solo", "1.0", {"solo.py": b"z = 3\n"}, installer=None, requested=True)
+    _next_second()
+    first = load_index(str(state), ROOT)
+    read_distributions([site], first.dist_info)
+    _keep(state, first)
+    _next_second()
+    with open(solo + "/REQUESTED", "w") as handle:  # in place: the folder's own stamp does not change
+        handle.write("asked for again\n")
+    again = load_index(str(state), ROOT)
+    assert read_distributions([site], again.dist_info) == read_distributions([site])
+    assert (again.read, again.reused) == (1, 0)
+
+
+def test_a_dist_info_file_that_cannot_be_stated_is_read_as_without_an_index(tmp_path):
+    """Mutation caught: ``except OSError`` taken out of _identity (RECORD as a symbolic link to itself: ``stat``
+    raises ELOOP, and the index must let read_dist_info say what is wrong instead of raising)."""
+    state, site = tmp_path / "state", str(tmp_path / "site")
+    state.mkdir()
+    os.makedirs(site)
+    loop = make_dist(site, "loop", "1.0", {"loop.py": b"w = 4\n"})
+    os.remove(loop + "/RECORD")
+    os.symlink(loop + "/RECORD", loop + "/RECORD")
+    index = load_index(str(state), ROOT)
+    assert index.dist_info(loop, site) == read_dist_info(loop, site)
+    assert (index.read, index.reused) == (0, 0)
