@@ -48,4 +48,3 @@ def test_the_healthy_path_templates_locally():
     main = yaml.safe_load((ROLES / "venv_repair" / "tasks" / "main.yml").read_text(encoding="utf-8"))
     local = {task["name"] for task, _action, here in _tasks(main) if here}
     assert {"Start with no outcome", "Fail when the plan cannot make the venv healthy"} <= local
-

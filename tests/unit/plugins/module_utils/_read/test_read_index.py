@@ -488,8 +488,8 @@ def test_a_recorded_identity_that_sorts_above_the_files_is_not_its_own(tmp_path)
     assert index.ignored is None
     assert (index.wheel_sha256(wheel), index.read, index.reused) == (digest, 1, 0)
     # the same entry with the file's own identity is answered from the index: the test above is the identity's doing
-    (state / "read-index.json").write_bytes(_index(started_ns=future, wheels={wheel: [[list(later[:3]) + [st.st_mtime_ns,
-                                                                                                       st.st_ctime_ns]], HEX]}))
+    own = [st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns]
+    (state / "read-index.json").write_bytes(_index(started_ns=future, wheels={wheel: [[own], HEX]}))
     index = load_index(str(state), ROOT)
     assert (index.wheel_sha256(wheel), index.read, index.reused) == (HEX, 0, 1)
 

@@ -25,7 +25,8 @@ def _nvml_loadable() -> bool:
     return True
 
 
-UNAVAILABLE = {"available": False, "reason": None, "driver_version": None, "cuda_driver_version": None, "max_cuda": None, "devices": [], "pynvml_installed": True}
+UNAVAILABLE = {"available": False, "reason": None, "driver_version": None, "cuda_driver_version": None, "max_cuda": None, "devices": [],
+               "pynvml_installed": True}
 
 
 @pytest.mark.skipif(_nvml_loadable(), reason="this machine has libnvidia-ml.so.1")

@@ -255,8 +255,8 @@ def test_other_bytes_are_named_whichever_way_their_digests_sort(tmp_path):
     wheel, _dists = setup(tmp_path)
     os.remove(wheel)
     wheel = make_wheel(os.path.dirname(wheel), "demo", "1.0", files=files)
-    make_dist(str(tmp_path / "site2"), "demo", "1.0", files=dict(files, **{"demo/a.py": lower, "demo/b.py": higher,
-                                                                            "demo-1.0.dist-info/WHEEL": WHEEL}))
+    installed = dict(files, **{"demo/a.py": lower, "demo/b.py": higher, "demo-1.0.dist-info/WHEEL": WHEEL})
+    make_dist(str(tmp_path / "site2"), "demo", "1.0", files=installed)
     check = check_locked_bytes(lock_of((sha256(wheel),)), read_distributions([str(tmp_path / "site2")]),
                                [os.path.dirname(wheel)])["demo"]
     assert (check.count, check.differing) == (2, ("demo/a.py", "demo/b.py"))
