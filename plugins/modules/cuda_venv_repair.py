@@ -338,8 +338,22 @@ options:
         limits), from the same reading of the venv that plans the repair - one diagnosis for both. The anchor's
         closure in them includes O(packages).
       - The plan is made as a real run would make it - from the venv's files, never from the probe's result.
-      - Needs check mode; a real run fails at once and changes nothing (after a repair, diagnose with
+      - Needs check mode or O(plan_only); a real run fails at once and changes nothing (after a repair, diagnose with
         M(gpuops.cuda_venv.cuda_venv_facts)).
+    type: bool
+    default: false
+    version_added: "1.1.0"
+  plan_only:
+    description:
+      - Plan and report as check mode does - the same result, C(changed) included (what a run would change) - and
+        change nothing in the venv, also outside check mode.
+      - The plan that changes nothing (check mode or this) reads the venv through the read index of
+        M(gpuops.cuda_venv.cuda_venv_facts) (its O(gpuops.cuda_venv.cuda_venv_facts#module:read_index)). ELF files and
+        dist-info folders that are the same files as when the index was written are answered from it, and the import
+        probe from the last one's result when nothing it loaded or depended on changed. Outside check mode this option
+        also keeps the index for the next plan (C(read-index.json) in the venv's state folder), as the facts module
+        does. A real run reads every file again.
+      - The role's diagnosis uses it, so that a pass over an unchanged venv does not import the anchor again.
     type: bool
     default: false
     version_added: "1.1.0"
@@ -370,12 +384,19 @@ EXAMPLES = r"""
     index_url: "{{ vault_private_index }}"
   check_mode: true
   register: plan
+
+- name: Plan and diagnose, keeping the read index for the next pass (also outside check mode)
+  gpuops.cuda_venv.cuda_venv_repair:
+    path: /opt/venvs/train
+    plan_only: true
+    facts: true
+  register: plan
 """
 
 RETURN = r"""
 ansible_facts:
   description: The venv's facts, as M(gpuops.cuda_venv.cuda_venv_facts) returns them (see O(facts)).
-  returned: in check mode with O(facts=true)
+  returned: in check mode or with O(plan_only), with O(facts=true)
   type: dict
   contains:
     cuda_venv:
@@ -422,7 +443,7 @@ pending_recovery:
   description:
     - What a real run would recover first - a batch an interrupted run left open, or what a killed swap left (its
       unfinished run, a leftover copy). Check mode counts it as a change.
-  returned: in check mode, when there is something to recover
+  returned: in check mode or with O(plan_only), when there is something to recover
   type: str
 healthy:
   description:
@@ -466,7 +487,7 @@ restart_needed:
     - The processes that still run files of an older generation of the venv after the run (files an in-place repair
       replaced, or the tree a swap moved aside), as RV(gpuops.cuda_venv.cuda_venv_facts#module:ansible_facts.cuda_venv.performance.restart_needed)
       - C(pid), C(cmdline), C(stale) (paths as the kernel names them) and C(reasons). Hook a service restart to it.
-  returned: success, not in check mode
+  returned: success, not in check mode nor with O(plan_only)
   type: list
   elements: dict
 strategy:
@@ -509,7 +530,7 @@ guard:
   type: dict
 backend:
   description: The installer used.
-  returned: when not in check mode
+  returned: when not in check mode nor with O(plan_only)
   type: str
 """
 

@@ -35,7 +35,7 @@ PLAYBOOK = os.path.join(ROOT, "playbooks", "repair.yml")
 BATCH_1 = "remove contaminants nothing kept needs"
 BATCH_2 = "remove colliding wheels, then reinstall what they overwrote or deleted"
 PREFLIGHT = "Read the venv, its wheel sources and the tools venv on the node"
-DIAGNOSIS = "Diagnose the venv and plan its repair (check mode, changes nothing)"
+DIAGNOSIS = "Diagnose the venv and plan its repair (plan only, changes nothing)"
 GUARD = "Guard the healthy venv against the next install that would contaminate it (or remove the guard)"
 NO_GPU = "benchmark skipped: torch.cuda.is_available() is False (torch 2.9.1+cu128, CUDA 12.8)"
 

@@ -1,4 +1,5 @@
-"""cuda_venv_facts through Ansible: an unchanged venv is answered from the last import probe; any install runs it again."""
+"""cuda_venv_facts and the repair's plan (plan_only, the role's diagnosis) through Ansible: an unchanged venv is answered
+from the last import probe; any install runs it again; check mode keeps nothing."""
 
 import subprocess
 import time
@@ -38,3 +39,31 @@ def test_the_last_import_is_reused_until_pip_installs_something_and_always_impor
     assert proc.returncode == 0, proc.stdout + proc.stderr
     after = _probe(tmp_path, venv)
     assert (after["ok"], after["reused"]) == (True, False)
+
+
+def _plan(tmp_path, venv, check=False):
+    rc, result, output = run_module(tmp_path, "cuda_venv_repair", dict(path=str(venv), plan_only=True, facts=True), check=check)
+    assert rc == 0 and result["changed"] is False and result["plan"]["batches"] == [], output
+    return result["ansible_facts"]["cuda_venv"]
+
+
+def test_the_plan_only_diagnosis_keeps_the_index_outside_check_mode_and_imports_again_after_an_install(tmp_path):
+    venv = build_scenario("healthy-cu12", tmp_path / "venv", cache=CACHE).venv
+    _next_second()
+    checked = _plan(tmp_path, venv, check=True)
+    assert (checked["probe"]["reused"], checked["read_index"]["saved"]) == (False, False)
+    assert not (venv / ".cuda_venv" / "read-index.json").exists()
+    first = _plan(tmp_path, venv)
+    assert (first["probe"]["ok"], first["probe"]["reused"], first["read_index"]["saved"]) == (True, False, True)
+    again = _plan(tmp_path, venv)
+    assert (again["probe"]["reused"], again["probe"]["loaded"], again["read_index"]["read"]) == (True, first["probe"]["loaded"], 0)
+    assert _plan(tmp_path, venv, check=True)["probe"]["reused"] is True  # check mode reads the index it may not write
+
+    wheels = tmp_path / "wheels"
+    wheels.mkdir()
+    make_wheel(str(wheels), "harmless", "1.0", {"harmless/__init__.py": b"VALUE = 1\n"})
+    proc = subprocess.run([str(venv / "bin/python"), "-m", "pip", "install", "--no-index", "--find-links", str(wheels),
+                           "harmless"], capture_output=True, text=True, check=False)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    after = _plan(tmp_path, venv)
+    assert (after["probe"]["ok"], after["probe"]["reused"]) == (True, False)

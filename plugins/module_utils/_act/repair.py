@@ -20,7 +20,7 @@ from typing import Callable, Sequence
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._act import outcome, swap_run
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._act.batches import guard, guarded, run_rounds
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._act.declared import with_declared
-from ansible_collections.gpuops.cuda_venv.plugins.module_utils._act.facts import facts_of
+from ansible_collections.gpuops.cuda_venv.plugins.module_utils._act.facts import facts_of, keep_read_index
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._act.venv_guard import lift_uv_config, put_back_uv_config, settle_guard, with_guard
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._act.health import PYCACHE_DIR, Pending, baseline, probe_pycache
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._act.journal import Journal
@@ -51,8 +51,13 @@ def repair(options: RepairOptions, venv: VenvLayout, make_backend: Callable[[Obs
     """
     static = _static_options(options.facts)
     if options.check_mode:
-        seen = observe(dataclasses.replace(static, probe=options.probe, gpu=True, performance=True) if options.report_facts
-                       else static, runner, layout=venv)
+        # The plan that changes nothing reads through the read index (what a real run reads again in full, and the
+        # last import's result when nothing it loaded changed); plan_only keeps it for the next one.
+        indexed = dataclasses.replace(static, read_index=True)
+        seen = observe(dataclasses.replace(indexed, probe=options.probe, gpu=True, performance=True) if options.report_facts
+                       else indexed, runner, layout=venv)
+        if options.keep_index and seen.read_index.changed:
+            keep_read_index(seen)
         obs = _planned_from(seen)
         run = Run(options, runner, tuple(secrets), Installer(lambda: make_backend(obs)), venv, before=obs)
         run, obs, declared = with_declared(run, obs)

@@ -45,6 +45,7 @@ class RepairOptions:
     swap_back: bool = False
     guard: GuardOptions = GuardOptions()  # the venv's install guard, settled when the venv ends healthy (_act/venv_guard.py)
     report_facts: bool = False  # check mode: also the facts (import probe, GPU) from the observation that plans
+    keep_index: bool = False  # check mode's plan, kept: its read index written for the next plan (plan_only)
     verify_before_swap: Optional[BenchmarkRequest] = None  # a swap's copy benchmarked against the live venv (swap_run.py)
 
 

@@ -72,6 +72,7 @@ def repair_arguments() -> dict:
         guard=dict(type="bool", default=False),
         guard_uv_config=dict(type="str", choices=list(UV_CONFIG_KINDS), default="none"),
         facts=dict(type="bool", default=False),
+        plan_only=dict(type="bool", default=False),
         **shared("gpu_archs"),
         **shared(*LOCK_OPTIONS),
     )
@@ -127,8 +128,9 @@ def repair_from_params(params: dict, runner: Runner, check_mode: bool = False, d
     check mode); the installer backend is chosen once the venv has been observed.
     """
     problems = request_problems(params)
-    if params["facts"] and not check_mode:
-        problems.append("facts=true needs check mode: a real run's facts are the diagnosis after it (cuda_venv_facts)")
+    if params["facts"] and not (check_mode or params["plan_only"]):
+        problems.append("facts=true needs check mode or plan_only=true: a real run's facts are the diagnosis after it "
+                        "(cuda_venv_facts)")
     lock = None
     try:
         lock = lock_of(params)
@@ -141,7 +143,7 @@ def repair_from_params(params: dict, runner: Runner, check_mode: bool = False, d
         sources = WheelSources(find_links=tuple(params["find_links"]), index_url=params["index_url"],
                                extra_index_urls=tuple(params["extra_index_urls"]), no_index=params["no_index"])
         secrets = secrets + tuple(sources.secrets())
-        if not check_mode:
+        if not (check_mode or params["plan_only"]):
             finish_missing_root(params["path"])
         layout = read_layout(params["path"])
 
@@ -162,7 +164,8 @@ def repair_from_params(params: dict, runner: Runner, check_mode: bool = False, d
                                  prune=params["prune"], batch_size=params["batch_size"],
                                  revert_edits=params["revert_edits"]),
             probe=params["probe"], probe_command=tuple(params["probe_command"]), batch=params["batch"],
-            lock_timeout=params["lock_timeout"], check_mode=check_mode, diff=diff,
+            lock_timeout=params["lock_timeout"], check_mode=check_mode or params["plan_only"], diff=diff,
+            keep_index=params["plan_only"] and not check_mode,
             install_check=InstallCheck(sources, tuple(params["packages"]), params["with_dependencies"],
                                        tuple(params["gpu_archs"])),
             strategy=params["strategy"], keep_previous=params["keep_previous"], swap_back=params["swap_back"],

@@ -10,6 +10,7 @@ import json
 import os
 import subprocess
 import sys
+import time
 
 import pytest
 
@@ -23,6 +24,7 @@ from ansible_collections.gpuops.cuda_venv.plugins.module_utils._act.swap import 
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._read.venv_layout import read_layout, state_dir_of, swap_dir_of
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._act.facts import gather_facts
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._read.probe import IMPORT_SCRIPT
+from ansible_collections.gpuops.cuda_venv.plugins.module_utils._read.read_index import index_path
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._core.runner import SubprocessRunner
 from ansible_collections.gpuops.cuda_venv.tests.support.dist_helpers import make_dist
 from ansible_collections.gpuops.cuda_venv.tests.support.tree_digest import tree_digest
@@ -128,7 +130,8 @@ def test_check_mode_with_facts_diagnoses_once_for_the_facts_and_the_plan(tmp_pat
     result = repair(options, read_layout(str(venv)), lambda _observed: _InstallerNeverCalled(), runner)
     assert runner.probes == 1
     facts = result["ansible_facts"]["cuda_venv"]
-    module_facts = gather_facts(FactsOptions(path=str(venv), anchor="jax", performance=True), SubprocessRunner())
+    module_facts = gather_facts(FactsOptions(path=str(venv), anchor="jax", performance=True, read_index=True), SubprocessRunner(),
+                                keep_index=False)
     assert facts["probe"].pop("duration") > 0 and module_facts["probe"].pop("duration") > 0  # the only differences
     assert set(facts["performance"].pop("seconds")) == set(module_facts["performance"].pop("seconds")) == {"kernels", "processes"}
     assert facts == module_facts
@@ -138,6 +141,34 @@ def test_check_mode_with_facts_diagnoses_once_for_the_facts_and_the_plan(tmp_pat
     assert runner.probes == 1 and "ansible_facts" not in plain  # without facts: no probe at all
     assert {k: v for k, v in result.items() if k != "ansible_facts"} == plain
     assert tree_digest(str(venv)) == before and not os.path.exists(state_dir_of(str(venv)))
+
+
+def test_plan_only_keeps_the_read_index_and_the_next_plan_answers_the_import_from_it(tmp_path):
+    """keep_index (plan_only): the first plan imports and writes the index; the next, on the unchanged venv, reuses the
+    import and every file; a .pth file added to site-packages makes it import again. Check mode alone writes nothing."""
+    venv = _jax_venv(tmp_path)
+    time.sleep(1.0 - time.time() % 1.0 + 0.01)  # the venv's files are older than the run that writes the index
+    before = tree_digest(str(venv))
+    runner = _CountingRunner()
+    options = RepairOptions(facts=FactsOptions(path=str(venv), anchor="jax"), desired=DesiredState(), check_mode=True,
+                            report_facts=True)
+    checked = repair(options, read_layout(str(venv)), lambda _observed: _InstallerNeverCalled(), runner)
+    assert checked["ansible_facts"]["cuda_venv"]["read_index"]["saved"] is False
+    assert not os.path.exists(state_dir_of(str(venv)))
+    planning = dataclasses.replace(options, keep_index=True)
+    first = repair(planning, read_layout(str(venv)), lambda _observed: _InstallerNeverCalled(), runner)
+    assert runner.probes == 2 and first["ansible_facts"]["cuda_venv"]["read_index"]["saved"] is True
+    assert os.path.isfile(index_path(state_dir_of(str(venv))))
+    again = repair(planning, read_layout(str(venv)), lambda _observed: _InstallerNeverCalled(), runner)
+    facts = again["ansible_facts"]["cuda_venv"]
+    assert runner.probes == 2 and facts["probe"]["reused"] is True and facts["read_index"]["read"] == 0
+    assert {k: v for k, v in again.items() if k != "ansible_facts"} == {k: v for k, v in first.items() if k != "ansible_facts"}
+    assert [[a["name"] for a in b["actions"]] for b in again["plan"]["batches"]] == [["jaxlib"]]
+    assert tree_digest(str(venv)) == before  # the venv outside its state folder
+    site = next(venv.glob("lib/python3*/site-packages"))
+    (site / "extra.pth").write_text("/nowhere\n")
+    third = repair(planning, read_layout(str(venv)), lambda _observed: _InstallerNeverCalled(), runner)
+    assert runner.probes == 3 and third["ansible_facts"]["cuda_venv"]["probe"]["reused"] is False
 
 
 def test_check_mode_names_what_a_killed_swap_left_as_a_pending_recovery(tmp_path):

@@ -5,12 +5,17 @@
 
 from __future__ import annotations
 
+import os
+
 import pytest
 
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._core.errors import CudaVenvError
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._core.runner import SubprocessRunner
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._entry.repair_entry import (
     repair_arguments, repair_from_params, request_problems, swap_benchmark)
+from ansible_collections.gpuops.cuda_venv.plugins.module_utils._act import swap
+from ansible_collections.gpuops.cuda_venv.plugins.module_utils._act.journal import Journal
+from ansible_collections.gpuops.cuda_venv.plugins.module_utils._read.venv_layout import swap_dir_of
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._verify.benchmark import BenchmarkRequest
 
 NAME_RULE = "letters, digits, '.', '_' and '-' only"
@@ -97,3 +102,31 @@ def test_an_error_never_carries_a_secret_of_the_wheel_sources(tmp_path):
         repair_from_params(params(path=str(tmp_path / "p4ss"), index_url="https://u:p4ss@host.invalid/simple"),
                            SubprocessRunner(), check_mode=True)
     assert str(caught.value) == "path %s does not exist" % (tmp_path / "***")
+
+
+def test_facts_need_check_mode_or_plan_only(tmp_path):
+    absent = tmp_path / "absent"
+    with pytest.raises(CudaVenvError) as caught:
+        repair_from_params(params(path=str(absent), facts=True), SubprocessRunner())
+    assert str(caught.value) == ("facts=true needs check mode or plan_only=true: a real run's facts are the diagnosis "
+                                 "after it (cuda_venv_facts)")
+    for check_mode, plan_only in ((True, False), (False, True), (True, True)):
+        with pytest.raises(CudaVenvError) as caught:
+            repair_from_params(params(path=str(absent), facts=True, plan_only=plan_only), SubprocessRunner(), check_mode=check_mode)
+        assert str(caught.value) == "path %s does not exist" % absent  # past the options' check: the venv is read
+
+
+def test_plan_only_leaves_an_exchange_killed_between_its_renames_as_it_is(tmp_path):
+    """A real run completes the missing venv path from the swap journal first; the plan that changes nothing does not
+    (mutation: plan_only dropped from the condition around finish_missing_root)."""
+    live = tmp_path / "venv"
+    swap_dir = swap_dir_of(str(live))
+    os.makedirs(os.path.join(swap_dir, "next"))
+    live.mkdir()
+    journal = Journal(swap_dir, run="r1")
+    journal.append("swap", batch=None, step="exchange", other=os.path.join(swap_dir, "next"), live_inode=[0, 0], copy_inode=[0, 0])
+    os.rename(str(live), os.path.join(swap_dir, swap.EXCHANGE_TMP))
+    with pytest.raises(CudaVenvError) as caught:
+        repair_from_params(params(path=str(live), plan_only=True, facts=True), SubprocessRunner())
+    assert str(caught.value) == "path %s does not exist" % live
+    assert not os.path.lexists(str(live)) and os.path.isdir(os.path.join(swap_dir, swap.EXCHANGE_TMP))
