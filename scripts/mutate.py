@@ -6,15 +6,15 @@
 against its own unit tests, the score and the surviving mutants written to docs/MUTATION.md.
 
 Usage: scripts/mutate.py COSMIC_RAY_VENV TOOLS_PYTHON [--report] [AREA ...]   (AREA: a key of SCOPE; default all)
-``--report``: the table again from the sessions of earlier runs (build/mutate/AREA.sqlite), nothing run; after an
+``--report``: the table again from the sessions of earlier runs (build/mutate/AREA.sqlite and AREA.tree), nothing run; after an
 equivalent mutant is added to docs/MUTATION.md, or to put areas run apart into one table.
 
 Why cosmic-ray: it mutates the file on disk and runs any test command, so the collection's tests run as they always
 do (the repository imported as ansible_collections.gpuops.cuda_venv through build/collections); mutmut 3 rewrites
 the code into trampolines it imports under the file's own dotted path, which this layout does not have.
 
-A copy (build/mutate/tree: git's tracked and untracked-not-ignored files, as a clone) is mutated, never the
-working tree. Only the functions named in SCOPE are mutated: the rules that accuse, remove, trust the cache or make
+A copy per area (build/mutate/AREA.tree: git's tracked and untracked-not-ignored files, as a clone) is mutated, never
+the working tree; runs of different areas can go on at once. Only the functions named in SCOPE are mutated: the rules that accuse, remove, trust the cache or make
 a change durable. The ``%`` operator is left alone: in these files it formats messages. A surviving mutant that
 cannot change behaviour is listed in docs/MUTATION.md's table of equivalents (by module, function, operator and
 the line's text) with the reason; every other survivor is a missing test.
@@ -81,17 +81,17 @@ def main(argv) -> int:
     if unknown:
         print("mutate: no area %s; the areas: %s" % (", ".join(unknown), ", ".join(SCOPE)), file=sys.stderr)
         return 2
-    missing = [a for a in areas if report_only and not os.path.exists(os.path.join(WORK, a + ".sqlite"))]
+    missing = [a for a in areas if report_only and not (os.path.exists(os.path.join(WORK, a + ".sqlite"))
+                                                        and os.path.isdir(_tree_of(a)))]
     if missing:
         print("mutate: no session of %s in %s: run it first" % (", ".join(missing), WORK), file=sys.stderr)
         return 2
-    tree = os.path.join(WORK, "tree") if report_only else _copy_tree()
     equivalents = _equivalents()
     rows, survivors = [], []
     for area in areas:
         started = time.monotonic()
-        counts, left = _area_results(area, tree, equivalents) if report_only else _run_area(
-            area, cosmic, python, tree, equivalents)
+        counts, left = _area_results(area, _tree_of(area), equivalents) if report_only else _run_area(
+            area, cosmic, python, _copy_tree(area), equivalents)
         rows.append((area, counts, None if report_only else time.monotonic() - started))
         survivors += left
     _write_doc(rows, survivors, areas)
@@ -99,9 +99,13 @@ def main(argv) -> int:
     return 1 if survivors else 0
 
 
-def _copy_tree() -> str:
-    """build/mutate/tree: what a clone holds, uncommitted work included."""
-    tree = os.path.join(WORK, "tree")
+def _tree_of(area) -> str:
+    return os.path.join(WORK, area + ".tree")
+
+
+def _copy_tree(area) -> str:
+    """build/mutate/AREA.tree: what a clone holds, uncommitted work included."""
+    tree = _tree_of(area)
     shutil.rmtree(tree, ignore_errors=True)
     listed = subprocess.run(["git", "ls-files", "-z", "--cached", "--others", "--exclude-standard"], cwd=ROOT,
                             check=True, capture_output=True).stdout.split(b"\0")
