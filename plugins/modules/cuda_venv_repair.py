@@ -33,6 +33,9 @@ description:
     brings it back.
   - C(changed) comes from comparing the inventory (name, version) and file state before and after, never from
     installer output. A healthy venv with nothing to prune runs no installer and reports C(changed=false).
+  - A run reads the venv first through the read index that M(gpuops.cuda_venv.cuda_venv_facts) keeps (see
+    O(plan_only)). A venv with nothing to do is answered from it, and the index is kept for the next run. With
+    anything to do, every file is read again before the plan is made.
 author:
   - gpuops.cuda_venv contributors (@gpuops)
 extends_documentation_fragment:
@@ -352,7 +355,8 @@ options:
         dist-info folders that are the same files as when the index was written are answered from it, and the import
         probe from the last one's result when nothing it loaded or depended on changed. Outside check mode this option
         also keeps the index for the next plan (C(read-index.json) in the venv's state folder), as the facts module
-        does. A real run reads every file again.
+        does. A real run reads through the index too, but only to find out that there is nothing to do; with
+        anything to do it reads every file again before it plans.
       - The role's diagnosis uses it, so that a pass over an unchanged venv does not import the anchor again.
     type: bool
     default: false

@@ -56,8 +56,8 @@ def with_declared(run, obs: Observations) -> Tuple[object, object, Optional[Decl
     """(the run with the declared pins in its facts options, ``obs`` judged against the declared state, the
     resolution) when one is needed (see the module's doc); (``run``, ``obs``, None) otherwise. Starts the installer
     only when needed."""
-    if obs.options.declared or obs.lock is not None:
-        return run, obs, None  # resolved already, or the user's lock: its pins are the declared state
+    if not needs_resolution(obs, run.options.desired.packages):
+        return run, obs, None
     packages = list(run.options.desired.packages) if another_anchor(obs) else []
     declared, judged = None, obs
     if packages:
@@ -82,6 +82,15 @@ def with_declared(run, obs: Observations) -> Tuple[object, object, Optional[Decl
             return _pinned(run, declared), judged, declared
         declared = dataclasses.replace(declared, note=_left_out(refused))
     return _pinned(run, declared), _judged(obs, declared), declared
+
+
+def needs_resolution(obs: Observations, packages) -> bool:
+    """Whether with_declared asks the installer: not when the declared state is resolved already or is the user's
+    lock (its pins are the declared state); else when ``packages`` name another anchor or a held contaminant has a
+    replacement."""
+    if obs.options.declared or obs.lock is not None:
+        return False
+    return bool(packages and another_anchor(obs)) or bool(_replacements(obs))
 
 
 def _left_out(refused) -> str:

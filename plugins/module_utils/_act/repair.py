@@ -19,7 +19,7 @@ from typing import Callable, Sequence
 
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._act import outcome, swap_run
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._act.batches import guard, guarded, run_rounds
-from ansible_collections.gpuops.cuda_venv.plugins.module_utils._act.declared import with_declared
+from ansible_collections.gpuops.cuda_venv.plugins.module_utils._act.declared import needs_resolution, with_declared
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._act.facts import facts_of, keep_read_index
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._act.venv_guard import lift_uv_config, put_back_uv_config, settle_guard, with_guard
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._act.health import PYCACHE_DIR, Pending, baseline, probe_pycache
@@ -82,7 +82,10 @@ def _converge(options: RepairOptions, venv: VenvLayout, static: FactsOptions, ma
     """Under the lock: recover, plan, run the batches (re-planning up to batches.MAX_ROUNDS times), report."""
     recovered = recover(venv.root, venv.state_dir) or recover_swap(venv.root, venv.swap_dir, options.keep_previous)
     loader = loader_config(runner, static.ld_library_path)  # the node's loader does not change during a run
-    before = observe(static, runner, loader, layout=None if recovered else venv)  # a recovery may have put back another tree
+    if recovered or options.swap_back:
+        before = observe(static, runner, loader)  # a recovery may have put back another tree
+    else:
+        before = _observed_first(options, static, runner, loader, venv)
     pycache = probe_pycache(before, venv.state_dir)
     if pycache:
         options = dataclasses.replace(options, facts=dataclasses.replace(options.facts, pycache=pycache))
@@ -101,6 +104,18 @@ def _converge(options: RepairOptions, venv: VenvLayout, static: FactsOptions, ma
             exc.result = dict(exc.result, declared=declared.as_dict())
         raise
     return result if declared is None else dict(result, declared=declared.as_dict())
+
+
+def _observed_first(options: RepairOptions, static: FactsOptions, runner: Runner, loader, venv: VenvLayout) -> Observations:
+    """The venv a real run starts from. Read first through the read index (as the facts module reads it): a venv with
+    nothing to do is answered from it, and the index is kept for the next run. Anything to do (a batch, or a
+    resolution by the installer) and every file is read again before anything is planned or changed."""
+    quick = observe(dataclasses.replace(static, read_index=True), runner, loader, layout=venv)
+    if needs_resolution(quick, options.desired.packages) or not make_plan(quick, diagnose(quick), options.desired).empty:
+        return observe(static, runner, loader, layout=venv)
+    if quick.read_index.changed:
+        keep_read_index(quick)
+    return quick
 
 
 def _plan_and_run(run: Run) -> dict:

@@ -171,6 +171,50 @@ def test_plan_only_keeps_the_read_index_and_the_next_plan_answers_the_import_fro
     assert runner.probes == 3 and third["ansible_facts"]["cuda_venv"]["probe"]["reused"] is False
 
 
+def _healthy_jax_venv(tmp_path):
+    """_jax_venv with its jaxlib==0.7.2 installed: nothing to repair. Its files are older than the next run."""
+    venv = _jax_venv(tmp_path)
+    make_dist(str(next(venv.glob("lib/python3*/site-packages"))), "jaxlib", "0.7.2", files={"jaxlib/__init__.py": b""})
+    time.sleep(1.0 - time.time() % 1.0 + 0.01)
+    return venv
+
+
+def _real_run(venv):
+    options = RepairOptions(facts=FactsOptions(path=str(venv), anchor="jax"), desired=DesiredState())
+    return repair(options, read_layout(str(venv)), lambda _observed: _InstallerNeverCalled(), SubprocessRunner())
+
+
+def test_a_real_run_with_nothing_to_do_keeps_the_read_index_and_the_next_reads_no_file_again(tmp_path):
+    venv = _healthy_jax_venv(tmp_path)
+    before = tree_digest(str(venv))
+    first = _real_run(venv)
+    assert (first["changed"], first["healthy"], first["plan"]["batches"]) == (False, True, [])
+    index = index_path(state_dir_of(str(venv)))
+    kept = os.stat(index)
+    assert sorted(json.load(open(index))["dists"]) == sorted(str(p) for p in venv.glob("lib/python3*/site-packages/*.dist-info"))
+    assert _real_run(venv) == first
+    again = os.stat(index)
+    assert (again.st_ino, again.st_mtime_ns) == (kept.st_ino, kept.st_mtime_ns)  # nothing read: nothing to write again
+    assert tree_digest(str(venv)) == before
+
+
+def test_a_real_run_whose_read_index_shows_work_reads_every_file_again_before_it_plans(tmp_path):
+    """The index says jaxlib is 0.7.1 (jax needs ==0.7.2): a batch, so the run reads the files, finds 0.7.2 and
+    changes nothing (mutation: the plan made from the index's answers; its installer would run)."""
+    venv = _healthy_jax_venv(tmp_path)
+    _real_run(venv)
+    index = index_path(state_dir_of(str(venv)))
+    data = json.load(open(index))
+    entry = next(v for k, v in data["dists"].items() if k.endswith("jaxlib-0.7.2.dist-info"))
+    entry[1]["version"] = "0.7.1"
+    with open(index, "w") as handle:
+        json.dump(data, handle)
+    before = tree_digest(str(venv))
+    result = _real_run(venv)
+    assert (result["changed"], result["healthy"], result["plan"]["batches"], result["batches"]) == (False, True, [], [])
+    assert tree_digest(str(venv)) == before
+
+
 def test_check_mode_names_what_a_killed_swap_left_as_a_pending_recovery(tmp_path):
     venv = _jax_venv(tmp_path)
     leftover = os.path.join(swap_dir_of(str(venv)), NEXT_DIR)
