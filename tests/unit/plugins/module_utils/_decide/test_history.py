@@ -191,3 +191,80 @@ def test_two_installers_too_close_are_caught_in_either_order():
     found = transactions(dists, stamps)
     assert [(t.time, t.installer) for t in found] == [(None, "pip"), (None, "uv")]
     assert found[1].reason.startswith("uv wrote six 1.0 0.030 s after pip wrote torch 1.0 (")
+
+
+def test_installers_whose_spans_overlap_are_told_with_how_far_the_second_started_before_the_first_ended():
+    """Mutation guarded (``_at_once``): ``start - other_end`` in the reason made ``start % other_end``. pip started
+    0.5 s before uv's last write: the reason gives -0.500 s, not the start time itself."""
+    dists, stamps = run(("a", "uv", T, T + 1, True), ("b", "pip", T + 0.5, T + 2, True))
+    assert {t.installer: t.reason for t in transactions(dists, stamps)} == dict.fromkeys(("pip", "uv"), (
+        "pip wrote b 1.0 -0.500 s after uv wrote a 1.0 (2026-05-28T20:26:40.625Z): quicker than a process starts, one "
+        "copy wrote both (the times were reset) or two installers ran at once"))
+
+
+def test_an_installer_starting_exactly_handover_after_the_other_stopped_is_a_new_run():
+    """Mutation guarded (``_at_once``): ``start - other_end < HANDOVER`` made ``<=``. The rule asks for a hand-over
+    of at least HANDOVER; the gap is exactly HANDOVER only near the epoch (a clock or a tool that set the times to 0),
+    where the float 0.05 is a difference of two times."""
+    dists, stamps = run(("a", "uv", 0.0, 0.0, True), ("b", "pip", HANDOVER, 0.5, True))
+    assert table(dists, stamps) == [(1, "1970-01-01T00:00:00.000Z", "uv", ["a 1.0"], ["a 1.0"]),
+                                    (2, "1970-01-01T00:00:00.050Z", "pip", ["b 1.0"], ["b 1.0"])]
+
+
+def test_two_of_pips_spans_sharing_exactly_overlap_are_one_after_the_other():
+    """Mutation guarded (``_at_once``): ``start < other_end - OVERLAP`` made ``<=``. The second wheel starts exactly
+    OVERLAP (one coarse clock tick) before the first ended: still one run."""
+    dists, stamps = run(("a", "pip", T, T + 1, True), ("b", "pip", T + 1 - OVERLAP, T + 2, False))
+    assert table(dists, stamps) == [(1, "2026-05-28T20:26:40.125Z", "pip", ["a 1.0", "b 1.0"], ["a 1.0"])]
+
+
+def test_installer_names_read_from_separate_files_are_one_installer():
+    """Mutations guarded: ``==`` made ``is`` in ``_by_installer`` and in ``_at_once``'s pip rule, ``!=`` made ``is not``
+    in ``_at_once``'s hand-over rule. Each INSTALLER file read gives its own string: equal, not the same object."""
+    first, second = [text.strip() for text in ("pip\n", "pip\n")]
+    assert first == second and first is not second
+    dists, stamps = run(("a", first, T, T + 1, True), ("b", second, T + 1, T + 2, False))
+    assert table(dists, stamps) == [(1, "2026-05-28T20:26:40.125Z", "pip", ["a 1.0", "b 1.0"], ["a 1.0"])]
+    dists, stamps = run(("a", first, T, T + 1, True), ("b", second, T + 0.5, T + 2, False))
+    assert [(t.time, t.installer, t.reason) for t in transactions(dists, stamps)] == [(None, "pip", (
+        "pip wrote a 1.0 and b 1.0 at once (2026-05-28T20:26:40.625Z), and it writes one distribution after another: "
+        "the times were reset (a copy?) or two of its runs ran at once"))]
+
+
+def test_the_handover_names_the_last_sorted_of_the_spans_that_ended_last():
+    """Mutations guarded (``_at_once``): the latest end kept with ``>=`` made ``>`` (the first of two spans ending
+    together is named), ``==`` or ``is`` (the latest end never moves past the first span's: pip, 30 ms after uv's
+    last write, would start a second run)."""
+    dists, stamps = run(("a", "uv", T, T + 1, True), ("b", "uv", T + 0.5, T + 2, True), ("c", "uv", T + 1.5, T + 2, True),
+                        ("d", "pip", T + 2.03, T + 2.5, True))
+    found = transactions(dists, stamps)
+    assert [(t.time, t.installer, [d.label for d in t.members]) for t in found] == [
+        (None, "pip", ["d 1.0"]), (None, "uv", ["a 1.0", "b 1.0", "c 1.0"])]
+    assert found[0].reason.startswith("pip wrote d 1.0 0.030 s after uv wrote c 1.0 (")
+
+
+def test_spans_starting_together_are_listed_by_the_one_that_ended_first():
+    """Mutation guarded (``transactions``): the sort key's end (``item[1]``) made the start (``item[0]``): the name
+    would order two spans that started together."""
+    dists, stamps = run(("a", "uv", T, T + 2, True), ("b", "uv", T, T + 1, True))
+    assert table(dists, stamps) == [(1, "2026-05-28T20:26:40.125Z", "uv", ["b 1.0", "a 1.0"], ["b 1.0", "a 1.0"])]
+
+
+def test_a_distribution_without_a_stamp_or_with_neither_time_nor_problem_has_no_install_time():
+    """Mutation guarded (``transactions``): ``stamp is not None and stamp.problem`` made ``or``: a missing stamp
+    would be read, and a stamp with no problem would give no reason."""
+    dists, stamps = run(("a", "pip", T, T, True), ("b", "pip", T, T, False))
+    del stamps[dists[0].dist_info]
+    stamps[dists[1].dist_info] = InstallStamp(None, "")
+    assert [(t.number, t.time, t.installer, [d.label for d in t.members], t.reason) for t in transactions(dists, stamps)] == [
+        (1, None, "pip", ["a 1.0", "b 1.0"], "no install time")]
+
+
+def test_installers_taking_turns_are_told_from_the_first_span_s_start():
+    """Mutation guarded (``_taking_turns``): the stretch's first time (``stretch[0][0]``) made the first span's end
+    (``stretch[0][1]``)."""
+    dists, stamps = run(("a", "uv", T, T + 0.03125, True), ("b", "pip", T + 0.125, T + 0.125, True),
+                        ("c", "uv", T + 0.25, T + 0.25, True), ("e", "pip", T + 0.5, T + 0.625, True))
+    assert {t.reason for t in transactions(dists, stamps)} == {
+        "pip and uv wrote without a pause (2026-05-28T20:26:40.125Z to 2026-05-28T20:26:40.750Z), taking turns 3 times; "
+        "one run is one installer: the times were reset (a copy?) or the runs came too close to tell apart"}
