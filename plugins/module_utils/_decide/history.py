@@ -160,9 +160,11 @@ def _at_once(stretch) -> Optional[str]:
         mine = _installer(dist)
         for other, (other_end, other_dist) in until.items():
             if other != mine and start - other_end < HANDOVER:
-                return ("%s wrote %s %.3f s after %s wrote %s (%s): quicker than a process starts, one copy wrote both "
-                        "(the times were reset) or two installers ran at once" % (
-                            mine, dist.label, start - other_end, other, other_dist.label, iso_time(start)))
+                gap = start - other_end
+                when = ("%.3f s after %s wrote %s" % (gap, other, other_dist.label) if gap >= 0 else
+                        "%.3f s before %s finished writing %s" % (-gap, other, other_dist.label))
+                return ("%s wrote %s %s (%s): quicker than a process starts, one copy wrote both (the times were reset) "
+                        "or two installers ran at once" % (mine, dist.label, when, iso_time(start)))
             if other == mine and mine in SEQUENTIAL and start < other_end - OVERLAP:
                 return ("%s wrote %s and %s at once (%s), and it writes one distribution after another: the times were "
                         "reset (a copy?) or two of its runs ran at once" % (mine, other_dist.label, dist.label, iso_time(start)))

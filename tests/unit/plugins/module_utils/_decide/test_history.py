@@ -195,10 +195,10 @@ def test_two_installers_too_close_are_caught_in_either_order():
 
 def test_installers_whose_spans_overlap_are_told_with_how_far_the_second_started_before_the_first_ended():
     """Mutation guarded (``_at_once``): ``start - other_end`` in the reason made ``start % other_end``. pip started
-    0.5 s before uv's last write: the reason gives -0.500 s, not the start time itself."""
+    0.5 s before uv's last write: the reason says 0.500 s before uv finished, not the start time itself."""
     dists, stamps = run(("a", "uv", T, T + 1, True), ("b", "pip", T + 0.5, T + 2, True))
     assert {t.installer: t.reason for t in transactions(dists, stamps)} == dict.fromkeys(("pip", "uv"), (
-        "pip wrote b 1.0 -0.500 s after uv wrote a 1.0 (2026-05-28T20:26:40.625Z): quicker than a process starts, one "
+        "pip wrote b 1.0 0.500 s before uv finished writing a 1.0 (2026-05-28T20:26:40.625Z): quicker than a process starts, one "
         "copy wrote both (the times were reset) or two installers ran at once"))
 
 
