@@ -14,10 +14,11 @@ do (the repository imported as ansible_collections.gpuops.cuda_venv through buil
 the code into trampolines it imports under the file's own dotted path, which this layout does not have.
 
 A copy per area (build/mutate/AREA.tree: git's tracked and untracked-not-ignored files, as a clone) is mutated, never
-the working tree; runs of different areas can go on at once. Only the functions named in SCOPE are mutated: the rules that accuse, remove, trust the cache or make
-a change durable. The ``%`` operator is left alone: in these files it formats messages. A surviving mutant that
-cannot change behaviour is listed in docs/MUTATION.md's table of equivalents (by module, function, operator and
-the line's text) with the reason; every other survivor is a missing test.
+the working tree; runs of different areas can go on at once. Only the functions named in SCOPE are mutated: the
+rules that accuse, remove, trust the cache or make a change durable. The ``%`` operator is left alone: in these
+files it formats messages. A surviving mutant that cannot change behaviour is listed in docs/MUTATION.md's table of
+equivalents (by module, function, operator and the line's text, a ``|`` in it written ``\|``) with the reason;
+every other survivor is a missing test.
 """
 
 from __future__ import annotations
@@ -193,7 +194,7 @@ def _equivalents():
     found = set()
     text = open(DOC, encoding="utf-8").read() if os.path.exists(DOC) else ""
     for line in text.split("\n"):
-        cells = [c.strip() for c in line.strip().strip("|").split("|")] if line.startswith("| eq |") else []
+        cells = [c.strip() for c in re.split(r"(?<!\\)\|", line.strip().strip("|"))] if line.startswith("| eq |") else []
         if len(cells) >= 6:
             found.add((cells[1], cells[2], cells[3].strip("`"), cells[4].strip("`").replace("\\|", "|")))
     return found

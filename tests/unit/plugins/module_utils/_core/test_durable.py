@@ -6,16 +6,21 @@ and a failure leaves the old file and no temporary name."""
 
 from __future__ import annotations
 
+import ctypes
+import errno
+import fcntl
 import os
+import re
 import shutil
 import stat
 import tempfile
+import types
 
 import pytest
 
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._core import durable
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._core.durable import (
-    fsync_dir, make_dirs, replace_file, replace_with, rewrite_file, sync_filesystem)
+    fsync_dir, fsync_file, make_dirs, replace_file, replace_with, rewrite_file, sync_filesystem)
 
 ROOT = os.geteuid() == 0
 NOBODY = 65534  # the writer that is not root
@@ -23,6 +28,32 @@ NOBODY = 65534  # the writer that is not root
 
 def mode_of(path):
     return stat.S_IMODE(os.lstat(str(path)).st_mode)
+
+
+def fd_facts(fd):
+    """What a test sees of an open descriptor: the path it is open on and its access mode."""
+    access = {os.O_RDONLY: "r", os.O_WRONLY: "w", os.O_RDWR: "rw"}[fcntl.fcntl(fd, fcntl.F_GETFL) & os.O_ACCMODE]
+    return os.readlink("/proc/self/fd/%d" % fd), access
+
+
+@pytest.fixture
+def fsyncs(monkeypatch):
+    """The fsyncs made, each as the fd_facts of its descriptor; the real fsync still runs."""
+    seen, real_fsync = [], os.fsync
+
+    def fsync(fd):
+        seen.append(fd_facts(fd))
+        real_fsync(fd)
+    monkeypatch.setattr(durable.os, "fsync", fsync)
+    return seen
+
+
+@pytest.fixture
+def no_umask():
+    """Umask 0 during the test: a file or folder gets exactly the mode it is made with."""
+    mask = os.umask(0)
+    yield
+    os.umask(mask)
 
 
 def test_a_new_file_gets_the_bytes_and_mode_and_nothing_else_is_left(tmp_path):
@@ -259,3 +290,115 @@ def _umask():
     mask = os.umask(0)
     os.umask(mask)
     return mask
+
+
+def test_fsync_file_and_fsync_dir_fsync_through_a_read_only_descriptor(tmp_path, fsyncs):
+    """A file no one may write is fsync'ed all the same: the descriptor is read-only. Mutations: `_fsync(path, 0)`
+    -> 1 (opened write-only) or -1 (every flag: the open fails) in fsync_file."""
+    target = tmp_path / "copied.so"
+    target.write_bytes(b"\x7fELF")
+    os.chmod(str(target), 0o444)
+    fsync_file(str(target))
+    fsync_dir(str(tmp_path))
+    assert fsyncs == [(str(target), "r"), (str(tmp_path), "r")]
+    assert target.read_bytes() == b"\x7fELF"
+
+
+def test_the_temporary_is_owner_only_while_written_under_a_name_of_8_random_hex_digits(tmp_path, monkeypatch, fsyncs, no_umask):
+    """The new file is created 0o600 (no one else reads the bytes before the final mode is set), beside the path,
+    named from 4 random bytes. Mutations: 0o600 -> 0o601 or 0o577 in _write_new's open; `os.urandom(4)` -> 3 or 5 in
+    replace_with."""
+    modes, real_write = [], os.write
+
+    def write(fd, data):
+        modes.append(stat.S_IMODE(os.fstat(fd).st_mode))
+        return real_write(fd, data)
+    monkeypatch.setattr(durable.os, "write", write)
+    replace_file(str(tmp_path / "state.json"), b"{}", 0o644)
+    assert modes == [0o600] and mode_of(tmp_path / "state.json") == 0o644
+    (temporary, access), folder = fsyncs
+    assert os.path.dirname(temporary) == str(tmp_path) and re.fullmatch(r"\.state\.json\.[0-9a-f]{8}\.tmp", os.path.basename(temporary))
+    assert access == "w" and folder == (str(tmp_path), "r")
+
+
+def test_a_failing_syncfs_raises_the_errno_the_c_library_set_with_the_path_mocked(tmp_path, monkeypatch):
+    """syncfs cannot be made to fail on demand here (an I/O error, a full disk): the stand-in library is the real C
+    library, opened as the code opens it, whose syncfs is the real one called on a descriptor that is not open, so
+    the C library itself sets errno (EBADF). Mutations: `syncfs(fd) != 0` -> `> 0` (-1 taken as success);
+    `use_errno=True` -> False (ctypes would not keep the errno: OSError 0)."""
+    real_cdll = ctypes.CDLL
+
+    def library(name, use_errno=False):
+        libc = real_cdll(name, use_errno=use_errno)
+        return types.SimpleNamespace(syncfs=lambda fd: libc.syncfs(-1))
+    monkeypatch.setattr(durable.ctypes, "CDLL", library)
+    ctypes.set_errno(0)
+    with pytest.raises(OSError) as err:
+        sync_filesystem(str(tmp_path))
+    assert (err.value.errno, err.value.strerror, err.value.filename) == (errno.EBADF, os.strerror(errno.EBADF), str(tmp_path))
+
+
+def test_make_dirs_makes_owner_only_folders_by_default(tmp_path, no_umask):
+    """Mutations: the default mode 0o700 -> 0o701 or 0o677 in make_dirs."""
+    make_dirs(str(tmp_path / "state" / "runs"))
+    assert (mode_of(tmp_path / "state"), mode_of(tmp_path / "state" / "runs")) == (0o700, 0o700)
+
+
+def test_make_dirs_goes_on_below_a_folder_a_concurrent_run_made_and_leaves_its_fsync_to_that_run_mocked(tmp_path, monkeypatch):
+    """Another run makes ``state/snapshots`` between this run's look and its mkdir (a stand-in mkdir makes it first,
+    then the real one fails with EEXIST). Mutations: `if not os.path.isdir(folder)` -> `if os.path.isdir(folder)`
+    (`not` dropped, or a second `not` added) in make_dirs; `continue` -> `break` there (the folders below not made)."""
+    calls = []
+    base = str(tmp_path)
+    raced = base + "/state/snapshots"
+    real_mkdir = os.mkdir
+
+    def mkdir(path, mode=0o777):
+        calls.append(("mkdir", path))
+        if path == raced:
+            real_mkdir(path, 0o755)  # the concurrent run
+        real_mkdir(path, mode)
+    monkeypatch.setattr(durable.os, "mkdir", mkdir)
+    monkeypatch.setattr(durable, "fsync_dir", lambda path: calls.append(("fsync", path)))
+    make_dirs(base + "/state/snapshots/run1", 0o700)
+    assert calls == [("mkdir", base + "/state"), ("fsync", base), ("mkdir", raced),
+                     ("mkdir", base + "/state/snapshots/run1"), ("fsync", raced)]
+    assert os.path.isdir(base + "/state/snapshots/run1")
+
+
+def test_make_dirs_fails_where_a_concurrent_run_puts_a_file_at_the_folder_mocked(tmp_path, monkeypatch):
+    """A file made between the look and the mkdir (a stand-in mkdir writes it, then the real one fails with EEXIST)
+    is no folder: the FileExistsError goes up. Mutations: `not` dropped or doubled in make_dirs' `if not
+    os.path.isdir(folder)` (the file taken for a folder a concurrent run made)."""
+    real_mkdir = os.mkdir
+    taken = tmp_path / "state"
+
+    def mkdir(path, mode=0o777):
+        if path == str(taken):
+            taken.write_bytes(b"not a folder")  # the concurrent run
+        real_mkdir(path, mode)
+    monkeypatch.setattr(durable.os, "mkdir", mkdir)
+    with pytest.raises(FileExistsError):
+        make_dirs(str(taken))
+    assert taken.read_bytes() == b"not a folder"
+
+
+@pytest.mark.skipif(not ROOT, reason="giving a file a group its writer is not in needs root")
+def test_a_writer_that_is_not_root_rewrites_a_file_of_a_group_it_is_not_in_as_its_own():
+    """Only root keeps the owner: another writer never chowns, so a group it is not in is no obstacle and the new
+    file is the writer's. Mutation: `os.geteuid() == 0` -> `>= 0` in rewrite_file (the chown to group 0 fails EPERM)."""
+    folder = tempfile.mkdtemp()
+    try:
+        target = os.path.join(folder, "RECORD")
+        with open(target, "wb") as handle:
+            handle.write(b"a,,\n")
+        os.chown(folder, NOBODY, NOBODY)
+        os.chown(target, NOBODY, 0)
+        os.chmod(target, 0o640)
+        assert as_another_user(lambda: rewrite_file(target, b"b,,\n")) == 1
+        st = os.stat(target)
+        assert (st.st_uid, st.st_gid, stat.S_IMODE(st.st_mode)) == (NOBODY, NOBODY, 0o640)
+        with open(target, "rb") as handle:
+            assert handle.read() == b"b,,\n" and os.listdir(folder) == ["RECORD"]
+    finally:
+        shutil.rmtree(folder)
