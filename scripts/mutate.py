@@ -17,7 +17,7 @@ A copy per area (build/mutate/AREA.tree: git's tracked and untracked-not-ignored
 the working tree; runs of different areas can go on at once. Only the functions named in SCOPE are mutated: the
 rules that accuse, remove, trust the cache or make a change durable. The ``%`` operator is left alone: in these
 files it formats messages. A surviving mutant that cannot change behaviour is listed in docs/MUTATION.md's table of
-equivalents (by module, function, operator and the line's text, a ``|`` in it written ``\|``) with the reason;
+equivalents (by module, function, operator and the line's text, a ``|`` in it written ``\\|``) with the reason;
 every other survivor is a missing test.
 """
 
