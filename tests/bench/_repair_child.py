@@ -4,8 +4,9 @@
 """A child process that runs cuda_venv_repair's work once, the way its main() does, without Ansible.
 
 Benchmark support for gpuops.cuda_venv: not part of the collection's API.
-``python -m tests.bench._repair_child VENV pip|uv UV_PATH in_place|swap FIND_LINKS...``; needs build/collections on PYTHONPATH.
-Exits 1 unless the venv ends healthy.
+``python -m tests.bench._repair_child VENV pip|uv UV_PATH in_place|swap|diagnose FIND_LINKS...``; needs build/collections
+on PYTHONPATH. Exits 1 unless the venv ends healthy. ``diagnose``: the role's diagnosis instead (``plan_only`` with
+``facts``: the plan, the import probe, the read index kept), which changes nothing; exits 0.
 """
 
 from __future__ import annotations
@@ -35,10 +36,15 @@ def main(argv) -> int:
 
     def make_backend(_observed):
         return select_backend(kind, layout.python, runner, sources, uv_path=uv_path, timeout=INSTALLER_TIMEOUT)
+    diagnosis = strategy == "diagnose"
     options = RepairOptions(
         facts=FactsOptions(path=layout.root, probe_timeout=PROBE_TIMEOUT),
-        desired=DesiredState(packages=(), remove=(), prune="cuda", batch_size=4), strategy=strategy)
+        desired=DesiredState(packages=(), remove=(), prune="cuda", batch_size=4), strategy="auto" if diagnosis else strategy,
+        check_mode=diagnosis, keep_index=diagnosis, report_facts=diagnosis)
     result = repair(options, layout, make_backend, runner)
+    if diagnosis:
+        print("diagnosis: %d batch(es); %s" % (len(result["plan"]["batches"]), result["summary"]))
+        return 0
     batches = ["%s: %s" % (b["batch"], b["result"]) for b in result["batches"]]
     print("changed=%s healthy=%s strategy=%s batches=%s: %s" % (result["changed"], result["healthy"], result["strategy"],
                                                                 batches, result["summary"]))

@@ -15,6 +15,7 @@ from __future__ import annotations
 import shutil
 import subprocess
 import sys
+import time
 from dataclasses import dataclass
 from pathlib import Path
 from typing import List, Optional, Tuple
@@ -82,6 +83,20 @@ def _copy(src: Path, dest: Path, flags: str = "-a") -> None:
     subprocess.run(["cp", flags, str(src), str(dest)], check=True)
 
 
+def _next_second() -> None:
+    time.sleep(1.0 - time.time() % 1.0 + 0.01)
+
+
+def _diagnosed(fresh, diagnosis: Step):
+    """``fresh``, then the role's diagnosis on the copy a second later (a read index trusts no file changed in the
+    second its run began)."""
+    def prepare() -> None:
+        fresh()
+        _next_second()
+        run_step(diagnosis)
+    return prepare
+
+
 def _removing(path: Path):
     def prepare() -> None:
         if path.exists():
@@ -142,6 +157,14 @@ def run(bench: RepairBench, log=print) -> Tuple[Table, ExposureTable]:
         timed(kind + "-swap", "%s: cuda_venv_repair, strategy swap (copy, batches on it, exchange)" % kind,
               [cmd.repair(bench.venv, kind, bench.uv or "", bench.links, bench.repo, uv_cache, "swap")], fresh,
               kind + "-hand", SWAP_GOALS[kind], venv=bench.venv, loop_goal=0)
+        # The role's order: its diagnosis (plan_only, untimed) keeps the read index, and the repair's baseline test
+        # is that diagnosis's import. Files a second older than each run that reads them, as on a user's venv.
+        timed(kind + "-swap-diagnosed", "%s: cuda_venv_repair, strategy swap, after the role's diagnosis (its import "
+              "is the baseline)" % kind,
+              [cmd.repair(bench.venv, kind, bench.uv or "", bench.links, bench.repo, uv_cache, "swap")],
+              _diagnosed(fresh, cmd.repair(bench.venv, kind, bench.uv or "", bench.links, bench.repo, uv_cache,
+                                           "diagnose")),
+              kind + "-hand", SWAP_GOALS[kind], venv=bench.venv)
         if bench.rebuild:
             timed(kind + "-rebuild", "%s: rebuild instead (new venv, install torch==2.9.1 from the wheelhouse, "
                   "1 import probe)" % kind, rebuild, _removing(bench.work / "rebuilt"), kind + "-hand",
