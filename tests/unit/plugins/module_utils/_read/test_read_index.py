@@ -417,6 +417,26 @@ def test_a_file_changed_in_the_second_the_probe_was_recorded_is_never_trusted(pr
     assert _again(state, key, paths, run).reused_from is None and len(runs) == 3  # racy: not trusted
 
 
+def test_an_index_whose_run_began_at_the_epoch_trusts_no_probe_even_one_whose_files_are_all_absent(tmp_path):
+    """Mutation caught: ``default=0`` made ``default=-1`` in _newest. The identity of files that are all absent has no
+    newest time (0); a clock at 0 when the index's run began (a started_ns of 0, a valid index) makes the racy second
+    0, and 0 is not before it: the probe runs again. With -1 it would be answered from the index."""
+    state = tmp_path / "state"
+    state.mkdir()
+    absent = [str(tmp_path / "absent-python"), str(tmp_path / "absent.pth")]
+    runs = []
+
+    def run():
+        runs.append(1)
+        return _stand_in_probe([])
+    first = load_index(str(state), ROOT)
+    first.probe({"anchor": "torch"}, absent, run)
+    data = json.loads(first.as_json())
+    assert data["probe"]["identity"] == [None, None]
+    _write(index_path(str(state)), json.dumps(dict(data, started_ns=0)).encode())
+    assert load_index(str(state), ROOT).probe({"anchor": "torch"}, absent, run).reused_from is None and len(runs) == 2
+
+
 def test_a_probe_that_timed_out_is_never_kept(tmp_path):
     state = tmp_path / "state"
     state.mkdir()
