@@ -28,8 +28,9 @@ What is not evidence:
 Without evidence it is a neighbour (torchvision requiring the installed torch, jax's plugin and cupy on the anchor's
 major, a CUDA wheel they need): listed, never a warning, never removed by default. A contaminant that a kept
 distribution requires (extras as asked) is ``held``: reported, not removed unless named in ``remove``; what it
-requires in turn is held too. A consumer whose only evidence is another major, that shares no path, shadows no
-library and requires nothing wrong is ``harmless`` (a CUDA 13 runtime beside a CUDA 12 torch: its GPU part cannot
+requires in turn is held too. A consumer whose only evidence is another major, that shares no loadable path with
+a kept distribution (paths shared with another candidate are no evidence), shadows no library and requires nothing
+wrong is ``harmless`` (a CUDA 13 runtime beside a CUDA 12 torch: its GPU part cannot
 load, its CPU part works): reported, kept unless named in ``remove`` or ``prune: all``.
 """
 

@@ -320,14 +320,18 @@ def _without_kept_collisions(obs: Observations, removals, damaged: Dict[str, str
     why = []
     for (label, other), paths in sorted(pairs.items()):
         contaminant = kept[label]
-        instead = ("declare '%s' in packages (the anchor's build, which %s allows)" % (
-            contaminant.replacement, ", ".join(contaminant.held_by)) if contaminant.replacement
-            else "name it in remove with %s" % ", ".join(contaminant.held_by))
-        why.append("%s and %s list the same %d path(s) (e.g. %s) and %s is kept because %s require%s it: "
-                   "reinstalling either overwrites the other, so neither is; %s" % (
-                       label, other, len(paths), sorted(paths, key=lambda p: (not is_loadable(p), p))[0],
-                       contaminant.dist.name, ", ".join(contaminant.held_by),
-                       "s" if len(contaminant.held_by) == 1 else "", instead))
+        holders = ", ".join(contaminant.held_by)
+        if not contaminant.held_by:  # kept as harmless: nothing requires it
+            kept_why = "%s is kept as harmless (%s)" % (contaminant.dist.name, contaminant.harmless)
+            instead = "name it in remove to remove it and reinstall %s" % other
+        else:
+            kept_why = "%s is kept because %s require%s it" % (contaminant.dist.name, holders,
+                                                              "s" if len(contaminant.held_by) == 1 else "")
+            instead = ("declare '%s' in packages (the anchor's build, which %s allows)" % (contaminant.replacement, holders)
+                       if contaminant.replacement else "name it in remove with %s" % holders)
+        why.append("%s and %s list the same %d path(s) (e.g. %s) and %s: reinstalling either overwrites the other, so "
+                   "neither is; %s" % (label, other, len(paths), sorted(paths, key=lambda p: (not is_loadable(p), p))[0],
+                                       kept_why, instead))
     return {k: v for k, v in damaged.items() if k not in apart}, why
 
 
