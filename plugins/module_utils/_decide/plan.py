@@ -325,8 +325,8 @@ def _without_kept_collisions(obs: Observations, removals, damaged: Dict[str, str
             kept_why = "%s is kept as harmless (%s)" % (contaminant.dist.name, contaminant.harmless)
             instead = "name it in remove to remove it and reinstall %s" % other
         else:
-            kept_why = "%s is kept because %s require%s it" % (contaminant.dist.name, holders,
-                                                              "s" if len(contaminant.held_by) == 1 else "")
+            verb = "requires" if len(contaminant.held_by) == 1 else "require"
+            kept_why = "%s is kept because %s %s it" % (contaminant.dist.name, holders, verb)
             instead = ("declare '%s' in packages (the anchor's build, which %s allows)" % (contaminant.replacement, holders)
                        if contaminant.replacement else "name it in remove with %s" % holders)
         why.append("%s and %s list the same %d path(s) (e.g. %s) and %s: reinstalling either overwrites the other, so "
