@@ -202,6 +202,15 @@ def test_installers_whose_spans_overlap_are_told_with_how_far_the_second_started
         "copy wrote both (the times were reset) or two installers ran at once"))
 
 
+def test_an_installer_starting_the_instant_the_other_stopped_is_told_as_after_it():
+    """Mutation guarded (``_at_once``): ``gap >= 0`` in the reason made ``gap > 0``. pip's first write has the time
+    of uv's last: the reason says 0.000 s after uv wrote, not "-0.000 s before uv finished writing"."""
+    dists, stamps = run(("a", "uv", T, T + 1, True), ("b", "pip", T + 1, T + 2, True))
+    assert {t.installer: t.reason for t in transactions(dists, stamps)} == dict.fromkeys(("pip", "uv"), (
+        "pip wrote b 1.0 0.000 s after uv wrote a 1.0 (2026-05-28T20:26:41.125Z): quicker than a process starts, one "
+        "copy wrote both (the times were reset) or two installers ran at once"))
+
+
 def test_an_installer_starting_exactly_handover_after_the_other_stopped_is_a_new_run():
     """Mutation guarded (``_at_once``): ``start - other_end < HANDOVER`` made ``<=``. The rule asks for a hand-over
     of at least HANDOVER; the gap is exactly HANDOVER only near the epoch (a clock or a tool that set the times to 0),
