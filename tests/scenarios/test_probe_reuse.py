@@ -31,12 +31,7 @@ def test_the_last_import_is_reused_until_pip_installs_something_and_always_impor
     assert again["reused_from"].endswith("Z") and again["duration"] == first["duration"]
     assert _probe(tmp_path, venv, probe="always")["reused"] is False
 
-    wheels = tmp_path / "wheels"
-    wheels.mkdir()
-    make_wheel(str(wheels), "harmless", "1.0", {"harmless/__init__.py": b"VALUE = 1\n"})
-    proc = subprocess.run([str(venv / "bin/python"), "-m", "pip", "install", "--no-index", "--find-links", str(wheels),
-                           "harmless"], capture_output=True, text=True, check=False)
-    assert proc.returncode == 0, proc.stdout + proc.stderr
+    _pip_install_a_wheel(tmp_path, venv)
     after = _probe(tmp_path, venv)
     assert (after["ok"], after["reused"]) == (True, False)
 
@@ -59,11 +54,16 @@ def test_the_plan_only_diagnosis_keeps_the_index_outside_check_mode_and_imports_
     assert (again["probe"]["reused"], again["probe"]["loaded"], again["read_index"]["read"]) == (True, first["probe"]["loaded"], 0)
     assert _plan(tmp_path, venv, check=True)["probe"]["reused"] is True  # check mode reads the index it may not write
 
+    _pip_install_a_wheel(tmp_path, venv)
+    after = _plan(tmp_path, venv)
+    assert (after["probe"]["ok"], after["probe"]["reused"]) == (True, False)
+
+
+def _pip_install_a_wheel(tmp_path, venv):
+    """``pip install`` of a small pure-Python wheel into the venv: a change that reaches the import."""
     wheels = tmp_path / "wheels"
     wheels.mkdir()
     make_wheel(str(wheels), "harmless", "1.0", {"harmless/__init__.py": b"VALUE = 1\n"})
     proc = subprocess.run([str(venv / "bin/python"), "-m", "pip", "install", "--no-index", "--find-links", str(wheels),
                            "harmless"], capture_output=True, text=True, check=False)
     assert proc.returncode == 0, proc.stdout + proc.stderr
-    after = _plan(tmp_path, venv)
-    assert (after["probe"]["ok"], after["probe"]["reused"]) == (True, False)
