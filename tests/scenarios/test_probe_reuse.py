@@ -1,14 +1,13 @@
 """cuda_venv_facts and the repair's plan (plan_only, the role's diagnosis) through Ansible: an unchanged venv is answered
 from the last import probe; any install runs it again; check mode keeps nothing."""
 
-import subprocess
 import time
 
 from conftest import CACHE
 from scenario_tools import run_module
 from tests.standin import build_scenario
 
-from ansible_collections.gpuops.cuda_venv.tests.support.dist_helpers import make_wheel
+from ansible_collections.gpuops.cuda_venv.tests.support.dist_helpers import make_wheel, pip
 
 
 def _probe(tmp_path, venv, **args):
@@ -64,6 +63,4 @@ def _pip_install_a_wheel(tmp_path, venv):
     wheels = tmp_path / "wheels"
     wheels.mkdir()
     make_wheel(str(wheels), "harmless", "1.0", {"harmless/__init__.py": b"VALUE = 1\n"})
-    proc = subprocess.run([str(venv / "bin/python"), "-m", "pip", "install", "--no-index", "--find-links", str(wheels),
-                           "harmless"], capture_output=True, text=True, check=False)
-    assert proc.returncode == 0, proc.stdout + proc.stderr
+    pip(str(venv), "install", "--no-index", "--find-links", str(wheels), "harmless")
