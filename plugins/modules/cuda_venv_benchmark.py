@@ -30,6 +30,7 @@ author:
   - gpuops.cuda_venv contributors (@gpuops)
 extends_documentation_fragment:
   - gpuops.cuda_venv.attributes
+  - gpuops.cuda_venv.compiled_code
   - gpuops.cuda_venv.venv
 attributes:
   check_mode:
@@ -219,6 +220,10 @@ command:
 """
 
 from ansible.module_utils.basic import AnsibleModule
+
+from ansible_collections.gpuops.cuda_venv.plugins.module_utils._core.bytecode_cache import enable as enable_bytecode_cache
+
+enable_bytecode_cache()  # first: the collection's code imported below is then compiled once per node, not per run
 
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._core.runner import SubprocessRunner
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._entry.benchmark_entry import benchmark_arguments, benchmark_request

@@ -28,11 +28,12 @@ description:
   - Reads no wheel source unless given one (O(find_links), O(index_url), O(extra_index_urls)); with one, only when a
     C(CONTAMINATION_SOURCE) finding holds a residue, to say which version of an installed distribution (the anchor,
     what was reinstalled after the residue) requires it.
-  - Changes nothing.
+  - Changes nothing, but for the collection's own compiled code in the node user's cache (see the notes).
 author:
   - gpuops.cuda_venv contributors (@gpuops)
 extends_documentation_fragment:
   - gpuops.cuda_venv.attributes.FACTS
+  - gpuops.cuda_venv.compiled_code
   - gpuops.cuda_venv.venv
   - gpuops.cuda_venv.venv.DIAGNOSIS
   - gpuops.cuda_venv.venv.WHEEL_SOURCES
@@ -413,6 +414,10 @@ ansible_facts:
 """
 
 from ansible.module_utils.basic import AnsibleModule, missing_required_lib
+
+from ansible_collections.gpuops.cuda_venv.plugins.module_utils._core.bytecode_cache import enable as enable_bytecode_cache
+
+enable_bytecode_cache()  # first: the collection's code imported below is then compiled once per node, not per run
 
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._core.errors import CudaVenvError
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._core.runner import SubprocessRunner

@@ -23,11 +23,12 @@ description:
     network filesystems (C(/proc/self/mountinfo)). Roots that do not exist or are a loop of symlinks, folders it cannot
     read, a venv removed while read are RV(notes), never a failure; a symlink loop inside a root is never entered.
   - Runs with the node's own Python (3.9 or later), standard library only, like M(gpuops.cuda_venv.cuda_venv_preflight).
-    Changes nothing.
+    Changes nothing, but for the collection's own compiled code in the node user's cache (see the notes).
 author:
   - gpuops.cuda_venv contributors (@gpuops)
 extends_documentation_fragment:
   - gpuops.cuda_venv.attributes
+  - gpuops.cuda_venv.compiled_code
 attributes:
   check_mode:
     support: full
@@ -173,6 +174,10 @@ scanned_dirs:
 """
 
 from ansible.module_utils.basic import AnsibleModule
+
+from ansible_collections.gpuops.cuda_venv.plugins.module_utils._core.bytecode_cache import enable as enable_bytecode_cache
+
+enable_bytecode_cache()  # first: the collection's code imported below is then compiled once per node, not per run
 
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._core.base_options import find_arguments
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._read.venv_find import DEFAULT_ROOTS, find_venvs

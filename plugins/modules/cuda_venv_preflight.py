@@ -18,11 +18,12 @@ description:
   - Never fails on what it finds; the caller says what is wrong (the C(venv_repair) role fails with one message
     naming every problem). Fails only on bad input.
   - Runs with the node's own Python, standard library only - it is what runs before the other modules' Python
-    exists. Changes nothing.
+    exists. Changes nothing, but for the collection's own compiled code in the node user's cache (see the notes).
 author:
   - gpuops.cuda_venv contributors (@gpuops)
 extends_documentation_fragment:
   - gpuops.cuda_venv.attributes
+  - gpuops.cuda_venv.compiled_code
 attributes:
   check_mode:
     support: full
@@ -115,6 +116,10 @@ tools_installed:
 """
 
 from ansible.module_utils.basic import AnsibleModule
+
+from ansible_collections.gpuops.cuda_venv.plugins.module_utils._core.bytecode_cache import enable as enable_bytecode_cache
+
+enable_bytecode_cache()  # first: the collection's code imported below is then compiled once per node, not per run
 
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._core.base_options import preflight_arguments
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._read.preflight import preflight, url_sources

@@ -40,6 +40,7 @@ author:
   - gpuops.cuda_venv contributors (@gpuops)
 extends_documentation_fragment:
   - gpuops.cuda_venv.attributes
+  - gpuops.cuda_venv.compiled_code
   - gpuops.cuda_venv.venv
   - gpuops.cuda_venv.venv.DIAGNOSIS
   - gpuops.cuda_venv.venv.WHEEL_SOURCES
@@ -539,6 +540,10 @@ backend:
 """
 
 from ansible.module_utils.basic import AnsibleModule, missing_required_lib
+
+from ansible_collections.gpuops.cuda_venv.plugins.module_utils._core.bytecode_cache import enable as enable_bytecode_cache
+
+enable_bytecode_cache()  # first: the collection's code imported below is then compiled once per node, not per run
 
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._core.errors import CudaVenvError
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._core.runner import SubprocessRunner

@@ -143,6 +143,6 @@ def ansible_adhoc(module: str, args: str, repo: str, home: Path) -> Step:
     """``ansible localhost -m MODULE -a ARGS`` with the repository's ansible.cfg: a task through the same runner."""
     env = {k: v for k, v in hermetic_env().items() if not k.startswith("ANSIBLE_")}
     env.update({"ANSIBLE_CONFIG": str(Path(repo) / "ansible.cfg"), "ANSIBLE_HOME": str(home / "home"),
-                "ANSIBLE_LOCAL_TEMP": str(home / "tmp"), "ANSIBLE_NOCOLOR": "1"})
+                "ANSIBLE_LOCAL_TEMP": str(home / "tmp"), "ANSIBLE_NOCOLOR": "1", "XDG_CACHE_HOME": str(home / "xdg-cache")})
     argv = (str(Path(sys.executable).parent / "ansible"), "localhost", "-m", module, "-a", args)
     return Step(argv, env, repo)

@@ -14,6 +14,7 @@ rootfs cached in build/fake-proxmox, the venvs built inside the containers).
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import os
 import re
@@ -50,7 +51,8 @@ def _ansible_env(repo: Path, home: Path, extra: Optional[dict] = None) -> dict:
     """This environment (the installers' configuration included) without ANSIBLE_*, with the repository's ansible.cfg."""
     env = {k: v for k, v in os.environ.items() if not k.startswith(("ANSIBLE_", "PYTHON"))}
     env.update({"ANSIBLE_CONFIG": str(repo / "ansible.cfg"), "ANSIBLE_HOME": str(home / "ansible-home"),
-                "ANSIBLE_LOCAL_TEMP": str(home / "ansible-tmp"), "ANSIBLE_NOCOLOR": "1"})
+                "ANSIBLE_LOCAL_TEMP": str(home / "ansible-tmp"), "ANSIBLE_NOCOLOR": "1",
+                "XDG_CACHE_HOME": str(home / "xdg-cache")})  # the modules' compiled code on a local node
     env.update(extra or {})
     return env
 
@@ -147,6 +149,10 @@ def real_role(repo: Path, venv: Path, work: Path, runs: int, log: Callable[[str]
     noop = measure(lambda: [cmd.ansible_adhoc("ansible.builtin.ping", "", str(repo), home)], runs, warmup=True)
     pip_check = measure(lambda: [cmd.ansible_adhoc("ansible.builtin.command", "%s -m pip check" % (venv / "bin" / "python"),
                                                    str(repo), home)], runs, warmup=True)
+    uncached = cmd.ansible_facts(venv, str(repo), home)
+    uncached = dataclasses.replace(uncached, env=dict(uncached.env, CUDA_VENV_BYTECODE_CACHE="off"))
+    table.add("adhoc-compiled", "cuda_venv_facts ad hoc, `CUDA_VENV_BYTECODE_CACHE=off` (module_utils compiled every run)",
+              measure(lambda: [uncached], runs, warmup=True), anchor="adhoc")
     table.add("noop", "a no-op task ad hoc (`-m ansible.builtin.ping`)", noop)
     table.add("pipcheck", "`pip check` ad hoc (`-m ansible.builtin.command`)", pip_check)
     table.add("pipcheck-own", "`pip check` through Ansible, the no-op task subtracted",

@@ -152,7 +152,8 @@ def test_twenty_venvs_repaired_in_parallel_from_one_playbook(tmp_path, fresh):
     (tmp_path / "play.yml").write_text(PLAYBOOK)
     env = {k: v for k, v in os.environ.items() if not k.startswith(("ANSIBLE_", "PYTHON", "PIP_", "UV_", "CUDA_VENV_"))}
     env.update({"PIP_CONFIG_FILE": os.devnull, "ANSIBLE_CONFIG": os.path.join(ROOT, "ansible.cfg"),
-                "ANSIBLE_HOME": str(tmp_path / "home"), "ANSIBLE_LOCAL_TEMP": str(tmp_path / "tmp"), "ANSIBLE_NOCOLOR": "1"})
+                "ANSIBLE_HOME": str(tmp_path / "home"), "ANSIBLE_LOCAL_TEMP": str(tmp_path / "tmp"), "ANSIBLE_NOCOLOR": "1",
+                "XDG_CACHE_HOME": str(tmp_path / "xdg-cache")})
     cpu_before = resource.getrusage(resource.RUSAGE_CHILDREN)
     started = time.monotonic()
     proc = subprocess.run([os.path.join(os.path.dirname(sys.executable), "ansible-playbook"), "-f", "20",

@@ -202,6 +202,7 @@ def ansible_env(tmp_path):
     env = {k: v for k, v in os.environ.items() if not k.startswith(("ANSIBLE_", "PYTHON", "PIP_", "UV_", "CUDA_VENV_"))}
     env.update({"PIP_CONFIG_FILE": os.devnull, "ANSIBLE_CONFIG": os.path.join(ROOT, "ansible.cfg"),
                 "ANSIBLE_HOME": str(tmp_path / "ansible-home"), "ANSIBLE_LOCAL_TEMP": str(tmp_path / "ansible-tmp"),
+                "XDG_CACHE_HOME": str(tmp_path / "xdg-cache"),
                 "ANSIBLE_NOCOLOR": "1"})
     return env
 

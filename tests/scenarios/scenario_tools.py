@@ -18,6 +18,7 @@ def ansible_env(tmp_path):
         "ANSIBLE_HOME": str(tmp_path / "ansible-home"),
         "ANSIBLE_LOCAL_TEMP": str(tmp_path / "ansible-tmp"),
         "ANSIBLE_NOCOLOR": "1",
+        "XDG_CACHE_HOME": str(tmp_path / "xdg-cache"),  # the modules' compiled code (bytecode_cache), not in this home
     })
     return env
 
