@@ -8,20 +8,21 @@ Private to the gpuops.cuda_venv collection: not a public API.
 Ansible sends a module and the module_utils it imports as a zip (AnsiballZ). Python's zipimport compiles every
 source file of it on every run, twice (once to name the file, once to run it), and writes the bytecode nowhere: for
 this collection's module_utils (about 500 KB of Python) that was 0.17 s of the facts module's 0.74 s on an unchanged
-venv, run on a two-core node. ``enable()``, called by each module before it imports the rest, puts a finder first on ``sys.meta_path`` that,
-for this collection's module_utils loaded from such a zip only, keeps each file's compiled code in a folder of the
-node's user and reads it from there on the next run, as Python's own ``__pycache__`` does for files on disk.
+venv, run on a two-core node. ``enable()``, called by each module before it imports the rest, puts a finder first
+on ``sys.meta_path`` that, for this collection's module_utils loaded from such a zip only, keeps each file's
+compiled code in a folder of the node's user and reads it from there on the next run, as Python's own
+``__pycache__`` does for files on disk.
 
 - Where: ``sys.pycache_prefix`` (``PYTHONPYCACHEPREFIX``) when set, else ``$XDG_CACHE_HOME``, else ``~/.cache``;
   then ``gpuops-cuda_venv/<the interpreter's cache tag>``. The folder is made mode 0700 and used only while it is a
   real folder of the running user that no one else can write; an entry is read only when it is a regular file of
   the running user (``O_NOFOLLOW``). Anything else: the source is compiled as zipimport does, nothing is written.
-- An entry is named by the SHA-256 of the interpreter's magic number, the file's path in the zip and its source, and
-  holds the SHA-256 of its code before the code: a changed source is another entry, a torn or altered one is
-  compiled again and rewritten. Entries are written by rename, never in place; on a run's first write, those older
-  than ``STALE_DAYS`` (another version's) are removed.
-- ``PYTHONDONTWRITEBYTECODE`` writes nothing (entries already there are still read), as for Python's own cache;
-  ``CUDA_VENV_BYTECODE_CACHE=off`` (set through the task's ``environment``) neither reads nor writes.
+- An entry is named by the SHA-256 of the interpreter's magic number and optimization level, the file's path in the
+  zip and its source, and holds the SHA-256 of its code before the code: a changed source is another entry, a torn
+  or altered one is compiled again and rewritten. Entries are written by rename, never in place; on a run's first
+  write, those older than ``STALE_DAYS`` (another version's) are removed.
+- ``PYTHONDONTWRITEBYTECODE`` writes nothing, not even the folder (entries already there are still read), as for
+  Python's own cache; ``CUDA_VENV_BYTECODE_CACHE=off`` (the task's ``environment``) neither reads nor writes.
 - Files on disk (ansible-test, the unit tests, a module run from an exploded AnsiballZ) are left to Python's own
   import: ``enable()`` does nothing unless this file itself was loaded from a zip.
 """
@@ -77,8 +78,8 @@ def cache_folder() -> Optional[str]:
 
 
 def trusted_folder(folder: Optional[str]) -> Optional[str]:
-    """``folder``, made mode 0700 when missing (unless no bytecode may be written), if it is a real folder of this user that no one else can write (a
-    symlink fails the last test: its mode is always 0777)."""
+    """``folder``, made mode 0700 when missing (unless no bytecode may be written), if it is a real folder of this
+    user that no one else can write (a symlink fails the last test: its mode is always 0777)."""
     if folder is None:
         return None
     try:
@@ -113,7 +114,8 @@ class _CacheFinder(importlib.abc.MetaPathFinder):
                 return None  # a package: zipimport's
             origin = os.path.join(folder, leaf + ".py")
             if _zip_has(importer, origin):
-                spec = importlib.machinery.ModuleSpec(fullname, _CachingLoader(importer, origin, self.folder), origin=origin)
+                loader = _CachingLoader(importer, origin, self.folder)
+                spec = importlib.machinery.ModuleSpec(fullname, loader, origin=origin)
                 spec.has_location = True
                 return spec
         return None
@@ -154,7 +156,9 @@ class _CachingLoader(importlib.abc.Loader):
 
     def get_code(self, fullname: str):
         source = self.zip_loader.get_data(self.origin)
-        key = hashlib.sha256(importlib.util.MAGIC_NUMBER + self.inner.encode("utf-8") + b"\0" + source).hexdigest()
+        level = b"%d\0" % sys.flags.optimize  # python -O strips asserts: its code is another entry, as its .opt-1.pyc
+        path = self.inner.encode("utf-8") + b"\0"
+        key = hashlib.sha256(importlib.util.MAGIC_NUMBER + level + path + source).hexdigest()
         entry = os.path.join(self.folder, key)
         code = read_entry(entry)
         if code is None:

@@ -57,10 +57,10 @@ def payload(path, value=1, package_value=None):
     return path
 
 
-def run_child(tmp_path, zip_path, **env):
+def run_child(tmp_path, zip_path, flags=(), **env):
     environ = {k: v for k, v in os.environ.items() if not k.startswith(("PYTHON", "CUDA_VENV_", "XDG_"))}
     environ.update({"XDG_CACHE_HOME": str(tmp_path / "xdg")}, **env)
-    proc = subprocess.run([sys.executable, "-c", CHILD, str(zip_path)], env=environ, cwd=str(tmp_path),
+    proc = subprocess.run([sys.executable] + list(flags) + ["-c", CHILD, str(zip_path)], env=environ, cwd=str(tmp_path),
                           capture_output=True, text=True, check=False)
     assert proc.returncode == 0, proc.stderr
     return json.loads(proc.stdout)
@@ -102,6 +102,14 @@ def test_a_changed_source_is_another_entry_and_the_old_one_stays(tmp_path):
     [old] = entries(tmp_path)
     assert run_child(tmp_path, payload(tmp_path / "three.zip", 3))["value"] == 3
     assert old in entries(tmp_path) and len(entries(tmp_path)) == 2
+
+
+def test_code_compiled_without_asserts_is_another_entry(tmp_path):
+    zip_path = payload(tmp_path / "payload.zip")
+    run_child(tmp_path, zip_path)
+    replaced_by(tmp_path, 2)
+    assert run_child(tmp_path, zip_path, flags=("-O",))["value"] == 1
+    assert len(entries(tmp_path)) == 2
 
 
 def test_a_torn_or_altered_entry_is_compiled_again_and_rewritten(tmp_path):
