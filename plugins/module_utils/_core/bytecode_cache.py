@@ -39,7 +39,6 @@ import stat
 import sys
 import tempfile
 import time
-import zipfile
 import zipimport
 from typing import Optional
 
@@ -47,7 +46,6 @@ PACKAGE = __name__.rsplit(".", 2)[0] + "."  # ansible_collections.gpuops.cuda_ve
 SWITCH = "CUDA_VENV_BYTECODE_CACHE"
 STALE_DAYS = 30
 _DIGEST = 32  # bytes of SHA-256 before the marshalled code
-_DIRECTORIES: dict = {}  # zip path: the paths it holds
 _PRUNED: set = set()  # the folders whose stale entries this run removed
 
 
@@ -110,38 +108,32 @@ class _CacheFinder(importlib.abc.MetaPathFinder):
         if not isinstance(importer, zipimport.zipimporter):
             return None
         for folder in path:
-            if _zip_has(importer, os.path.join(folder, leaf, "__init__.py")):
+            if _zip_data(importer, os.path.join(folder, leaf, "__init__.py")) is not None:
                 return None  # a package: zipimport's
             origin = os.path.join(folder, leaf + ".py")
-            if _zip_has(importer, origin):
-                loader = _CachingLoader(importer, origin, self.folder)
-                spec = importlib.machinery.ModuleSpec(fullname, loader, origin=origin)
+            source = _zip_data(importer, origin)
+            if source is not None:
+                spec = importlib.machinery.ModuleSpec(fullname, _CachingLoader(importer, origin, source, self.folder),
+                                                      origin=origin)
                 spec.has_location = True
                 return spec
         return None
 
 
-def _zip_has(importer: zipimport.zipimporter, path: str) -> bool:
-    """Whether the zip holds ``path`` (a path that starts with the zip's own), read from its directory, not its data."""
-    inner = os.path.relpath(path, importer.archive)
-    return not inner.startswith("..") and inner in _directory(importer)
-
-
-def _directory(importer: zipimport.zipimporter) -> frozenset:
-    """The paths the importer's zip holds, as os.path spells them; read once per zip."""
-    names = _DIRECTORIES.get(importer.archive)
-    if names is None:
-        with zipfile.ZipFile(importer.archive) as archive:
-            names = frozenset(os.path.normpath(name) for name in archive.namelist())
-        _DIRECTORIES[importer.archive] = names
-    return names
+def _zip_data(importer: zipimport.zipimporter, path: str) -> Optional[bytes]:
+    """The bytes of ``path`` (a path that starts with the zip's own) in the importer's zip, or None when it holds no
+    such file."""
+    try:
+        return importer.get_data(path)
+    except OSError:
+        return None
 
 
 class _CachingLoader(importlib.abc.Loader):
     """Loads one module from the zip, its code from the cache folder when an entry matches its source."""
 
-    def __init__(self, zip_loader: zipimport.zipimporter, origin: str, folder: str):
-        self.zip_loader, self.origin, self.folder = zip_loader, origin, folder
+    def __init__(self, zip_loader: zipimport.zipimporter, origin: str, source: bytes, folder: str):
+        self.zip_loader, self.origin, self.source, self.folder = zip_loader, origin, source, folder
         # the file's path inside the zip: the same in every run, unlike the zip's own temporary path
         self.inner = os.path.relpath(origin, zip_loader.archive)
 
@@ -152,10 +144,10 @@ class _CachingLoader(importlib.abc.Loader):
         exec(self.get_code(module.__name__), module.__dict__)  # pylint: disable=exec-used
 
     def get_source(self, fullname: str) -> str:
-        return importlib.util.decode_source(self.zip_loader.get_data(self.origin))
+        return importlib.util.decode_source(self.source)
 
     def get_code(self, fullname: str):
-        source = self.zip_loader.get_data(self.origin)
+        source = self.source
         level = b"%d\0" % sys.flags.optimize  # python -O strips asserts: its code is another entry, as its .opt-1.pyc
         path = self.inner.encode("utf-8") + b"\0"
         key = hashlib.sha256(importlib.util.MAGIC_NUMBER + level + path + source).hexdigest()
