@@ -3,6 +3,7 @@
 import os
 import re
 import sys
+import tempfile
 
 import pytest
 
@@ -16,6 +17,28 @@ if not os.path.exists(_LINK):
 for _path in (COLLECTIONS, ROOT):
     if _path not in sys.path:
         sys.path.insert(0, _path)
+
+
+MACHINE_TEMP_DIR = tempfile.gettempdir()  # read before the fixture below points tempfile elsewhere
+
+
+@pytest.fixture
+def machine_temp_dir():
+    """The machine's own temporary folder (TMPDIR as the session started, usually /tmp), for a test whose folder
+    another user must reach: pytest's folders are its owner's only. Such a test removes what it makes there."""
+    return MACHINE_TEMP_DIR
+
+
+@pytest.fixture(scope="session", autouse=True)
+def temporary_files_in_pytests_folder(tmp_path_factory):
+    """Every temporary file of the session goes in a folder of pytest's own (``tempfile`` here, ``TMPDIR`` for the
+    processes the tests start), which pytest removes (it keeps the last three runs): a module, probe or installer a
+    test kills on purpose, or an xdist worker that ends without running ``atexit``, leaves nothing in /tmp."""
+    folder = str(tmp_path_factory.mktemp("tmp"))
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setenv("TMPDIR", folder)
+        patch.setattr(tempfile, "tempdir", folder)
+        yield folder
 
 
 def pytest_configure(config):

@@ -21,16 +21,16 @@ HOLD = "import ctypes, sys, time; ctypes.CDLL(sys.argv[1]); open(sys.argv[2], 'w
 
 def start_holder(python: str, library: str, env: dict, started: list):
     """Start ``python`` holding ``library``; append its pid to ``started``; return (pid, its command line)."""
-    ready = os.path.join(tempfile.mkdtemp(prefix="gpuops-holder-"), "ready")
-    argv = [python, "-c", HOLD, library, ready]
+    folder = tempfile.mkdtemp(prefix="gpuops-holder-")  # its working folder: "ready" keeps its command line short
+    argv = [python, "-c", HOLD, library, "ready"]
     out = subprocess.run(["sh", "-c", '"$@" </dev/null >/dev/null 2>&1 & echo $!', "sh"] + argv,
-                         capture_output=True, text=True, env=env, check=True)
+                         capture_output=True, text=True, env=env, cwd=folder, check=True)
     pid = int(out.stdout.split()[-1])
     started.append(pid)
+    ready = os.path.join(folder, "ready")
     for _wait in range(400):
         if os.path.exists(ready):
             os.unlink(ready)
-            os.rmdir(os.path.dirname(ready))
             return pid, " ".join(argv)
         time.sleep(0.025)
     raise AssertionError("the holder %d did not start" % pid)

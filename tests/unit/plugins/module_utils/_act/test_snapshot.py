@@ -269,12 +269,12 @@ def _restore_through_read_only_dirs(base):
     return sorted(rel for rel in set(before) | set(after) if before.get(rel) != after.get(rel))
 
 
-def test_restore_as_an_unprivileged_user_through_read_only_dirs(tmp_path):
+def test_restore_as_an_unprivileged_user_through_read_only_dirs(tmp_path, machine_temp_dir):
     if os.geteuid() != 0:
         assert _restore_through_read_only_dirs(str(tmp_path)) == []
         return
     # As root: do it in a forked child that becomes nobody, in a directory nobody owns.
-    base = tempfile.mkdtemp(prefix="cuda-venv-nobody-")  # tmp_path's parents are root-only
+    base = tempfile.mkdtemp(prefix="cuda-venv-nobody-", dir=machine_temp_dir)  # tmp_path's parents are root-only
     os.chown(base, 65534, 65534)
     codecs.lookup("ascii")  # load now: the child may not read this interpreter's files
     read_end, write_end = os.pipe()

@@ -152,9 +152,9 @@ def as_another_user(action) -> int:
     return os.waitstatus_to_exitcode(os.waitpid(pid, 0)[1])
 
 
-def test_a_read_only_folder_raises_and_leaves_the_old_file():
+def test_a_read_only_folder_raises_and_leaves_the_old_file(machine_temp_dir):
     """Root writes into any folder, so as root the writer is another user; the folder's parent lets that user in."""
-    folder = tempfile.mkdtemp()
+    folder = tempfile.mkdtemp(dir=machine_temp_dir)
     try:
         target = os.path.join(folder, "f")
         with open(target, "wb") as handle:
@@ -384,10 +384,10 @@ def test_make_dirs_fails_where_a_concurrent_run_puts_a_file_at_the_folder_mocked
 
 
 @pytest.mark.skipif(not ROOT, reason="giving a file a group its writer is not in needs root")
-def test_a_writer_that_is_not_root_rewrites_a_file_of_a_group_it_is_not_in_as_its_own():
+def test_a_writer_that_is_not_root_rewrites_a_file_of_a_group_it_is_not_in_as_its_own(machine_temp_dir):
     """Only root keeps the owner: another writer never chowns, so a group it is not in is no obstacle and the new
     file is the writer's. Mutation: `os.geteuid() == 0` -> `>= 0` in rewrite_file (the chown to group 0 fails EPERM)."""
-    folder = tempfile.mkdtemp()
+    folder = tempfile.mkdtemp(dir=machine_temp_dir)
     try:
         target = os.path.join(folder, "RECORD")
         with open(target, "wb") as handle:
