@@ -39,7 +39,9 @@ options:
     description:
       - How files are checked against C(RECORD).
       - C(size) checks that every listed file exists and has the listed size.
-      - C(hash) also compares the sha256 of every file (reads every byte; uses all cores).
+      - C(hash) also compares the sha256 of every file. It reads every byte, on every CPU the module may run on. With
+        256 MiB or more per CPU, child Pythons of the module's interpreter hash, mapping the large files instead of
+        copying them. A file truncated while it is mapped ends only that child, and the module reads what it left.
       - The repair checks so while planning; the wheels it installed or reinstalled are always hashed after it.
     type: str
     choices: [size, hash]

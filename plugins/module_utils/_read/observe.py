@@ -39,7 +39,7 @@ from ansible_collections.gpuops.cuda_venv.plugins.module_utils._read.read_index 
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._read.probe import (
     InterpreterInfo, ProbeResult, probe_import, query_interpreter)
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._read.packaging.record_check import (
-    Conflict, FileState, check_all, file_digest, find_conflicts, listed_paths)
+    Conflict, FileState, PendingCheck, file_digest, find_conflicts, listed_paths, start_check_all)
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._read.packaging.requirements import (
     RequirementEdge, closure, marker_env_fallback, pinned_edges)
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._core.runner import Runner, clean_env
@@ -214,6 +214,7 @@ def _observe(options: FactsOptions, runner: Runner, loader: Optional[LoaderConfi
         interpreter = asking.result()
         site_packages = _site_packages(layout, interpreter)
         if site_packages != layout.site_packages:  # the interpreter's purelib or platlib is another folder
+            files.checking.result()  # its hashing ends before the reading starts again
             files = _read_files(options, layout, read_distributions(site_packages, reader.dist_info), reader)
             module = import_name(options.anchor, files.dists)
         loader = loader if configuring is None else configuring.result()
@@ -272,13 +273,13 @@ def _driver() -> list:
 
 @dataclass(frozen=True)
 class _Files:
-    """What the distributions' files say, read before the interpreter's answer is needed (_read_files)."""
+    """What the distributions' files say, read before the interpreter's answer is needed (_read_files); in hash mode
+    the hashing goes on meanwhile (``checking``), and what needs its digests is read last (_checked)."""
 
     dists: list
     locations: dict
-    file_states: dict
-    scripts: Optional[ScriptCheck]
-    conflicts: list
+    checking: PendingCheck
+    listing: tuple
     owner_index: Mapping
     unsafe: List[UnsafeEntry]
     objects: dict
@@ -294,17 +295,22 @@ def _read_files(options, layout, dists, reader) -> _Files:
     links: set = set()
     real: Dict[str, str] = {}  # each folder's real path, resolved once for the locations and the owner index
     locations = locate_entries(dists, layout.root, real)
-    file_states = check_all(dists, layout.root, options.verify, digests=digests, locations=locations, stats=stats,
-                            links=links)
-    file_states, scripts = check_scripts(dists, layout, locations, file_states, options.judged_as)
+    checking = start_check_all(dists, layout.root, options.verify, digests=digests, locations=locations, stats=stats,
+                               links=links)
     listing = listed_paths(dists, locations)
-    conflicts = find_conflicts(dists, layout.root, digests=digests, shared=listing[1])
     owner_index, unsafe = _index_owners(dists, locations, links, listing, real)
     objects = _scan_objects(dists, locations, reader.elf)
     majors = {d.dist_info: _major_of(d, objects) for d in dists}
     stamps = read_stamps(dists, locations, stats, shared=listing[1])
-    return _Files(dists, locations, file_states, scripts, conflicts, owner_index, unsafe, objects, majors, digests,
-                  stamps, real)
+    return _Files(dists, locations, checking, listing, owner_index, unsafe, objects, majors, digests, stamps, real)
+
+
+def _checked(options, layout, files: _Files) -> tuple:
+    """(file states, console scripts, conflicts): what waits for the RECORD check's hashing."""
+    file_states, scripts = check_scripts(files.dists, layout, files.locations, files.checking.result(),
+                                         options.judged_as)
+    conflicts = find_conflicts(files.dists, layout.root, digests=files.digests, shared=files.listing[1])
+    return file_states, scripts, conflicts
 
 
 def _read_rest(options, layout, interpreter, site_packages, module, loader, reader, index, files: _Files) -> Observations:
@@ -328,12 +334,13 @@ def _read_rest(options, layout, interpreter, site_packages, module, loader, read
         gpu = dataclasses.replace(gpu, states=None)  # the states are the performance reading's
     performance = read_performance(layout.root, [p for p, o in objects.items() if o.elf is not None],
                                    tuple(states or ()), reader.kernels) if options.performance else None
+    file_states, scripts, conflicts = _checked(options, layout, files)
     return Observations(
         options=options, layout=layout, interpreter=interpreter,
-        site_packages=site_packages, distributions=dists, file_states=files.file_states, conflicts=files.conflicts,
+        site_packages=site_packages, distributions=dists, file_states=file_states, conflicts=conflicts,
         majors=files.majors, objects=objects, unsafe_entries=files.unsafe, loader=loader, entry_points=entry_points,
         preloaded=preloaded, import_graph=import_graph, other_resolutions=other, requirements=requirements,
-        probe=None, gpu=gpu, owner_index=files.owner_index, digests=files.digests, scripts=files.scripts,
+        probe=None, gpu=gpu, owner_index=files.owner_index, digests=files.digests, scripts=scripts,
         shadowed=shadowed, guard=read_guard(layout.state_dir), stamps=files.stamps, performance=performance,
         read_index=index, resolved=files.real, lock=lock,
         lock_bytes=check_locked_bytes(lock, dists, options.wheel_sources.find_links, reader.wheel_sha256)

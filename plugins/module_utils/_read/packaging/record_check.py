@@ -12,13 +12,16 @@ pip and uv never check RECORD after install (pypa/pip#4705); this is the
 from __future__ import annotations
 
 import hashlib
+import json
 import os
 import stat
+import sys
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, replace
 from typing import Optional
 
-from ansible_collections.gpuops.cuda_venv.plugins.module_utils._core.record_hash import CHUNK, file_digest
+from ansible_collections.gpuops.cuda_venv.plugins.module_utils._core.record_hash import CHUNK, child_program, file_digest
+from ansible_collections.gpuops.cuda_venv.plugins.module_utils._core.runner import SubprocessRunner
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._read.packaging.distributions import locate_entries
 
 MODES = ("size", "hash")
@@ -59,14 +62,24 @@ def check_all(dists, venv_root: str, mode: str = "size", workers: Optional[int] 
     """{dist_info: FileState} for every distribution.
 
     ``size`` mode only stats files (one thread). ``hash`` mode also hashes every
-    file whose size matches, in ``workers`` threads (default: CPU count),
-    largest first; hashlib releases the GIL on large updates. Pass a dict as
+    file whose size matches, in ``workers`` shares (default: the CPUs this process
+    may run on), largest first: each share in a thread, or, when it holds
+    IN_CHILD_AT_LEAST bytes, in a child Python the thread waits for
+    (digests_in_child). Pass a dict as
     ``digests`` to receive {(abs_path, algorithm): digest}; digests already in
     it are reused, and find_conflicts() can reuse them too. ``locations``: what
     locate_entries() returned for ``dists``, when the caller has it. Pass a dict as ``stats`` to receive
     {abs_path: os.stat_result, None (absent) or OSError} of every entry (the install times read them), and a set as
     ``links`` to receive the entries that are symlinks (each file is lstat'ed, and stat'ed again only when it is one).
     """
+    return start_check_all(dists, venv_root, mode, workers, digests, locations, stats, links).result()
+
+
+def start_check_all(dists, venv_root: str, mode: str = "size", workers: Optional[int] = None,
+                    digests: Optional[dict] = None, locations: Optional[dict] = None, stats: Optional[dict] = None,
+                    links: Optional[set] = None) -> "PendingCheck":
+    """check_all, returning once every entry is stat'ed (``stats`` and ``links`` filled): the hashing goes on in its
+    threads while the caller reads on; PendingCheck.result() waits for it, fills ``digests`` and gives the states."""
     if mode not in MODES:
         raise ValueError("mode must be 'size' or 'hash', got %r" % (mode,))
     digests = {} if digests is None else digests
@@ -74,14 +87,27 @@ def check_all(dists, venv_root: str, mode: str = "size", workers: Optional[int] 
     links = set() if links is None else links
     locations = locations if locations is not None else locate_entries(dists, venv_root)
     if mode == "size":
-        return {dist.dist_info: _size_state(locations[dist.dist_info], stats, links) for dist in dists}
+        return PendingCheck({dist.dist_info: _size_state(locations[dist.dist_info], stats, links) for dist in dists})
     _stat_all(locations, stats, links)
     plans = [(dist, [_plan(entry, loc, mode, stats) for entry, loc, _problem in locations[dist.dist_info]])
              for dist in dists]
-    failed: set = set()
     wanted = {(loc, entry.algorithm): stats[loc].st_size for _dist, rows in plans for entry, loc, status in rows if status == "hash"}
-    _hash_files(wanted, digests, failed, workers)
-    return {dist.dist_info: _state(rows, stats, digests, failed) for dist, rows in plans}
+    return PendingCheck(None, _Hashing(wanted, digests, workers), plans, stats)
+
+
+class PendingCheck:
+    """start_check_all's answer: the states at once (size mode), or once the hashing is done."""
+
+    def __init__(self, states: Optional[dict], hashing: Optional["_Hashing"] = None, plans=None, stats=None):
+        self._states, self._hashing, self._plans, self._stats = states, hashing, plans, stats
+
+    def result(self) -> dict:
+        """{dist_info: FileState}; waits for the hashing (once)."""
+        if self._states is None:
+            failed = self._hashing.wait()
+            self._states = {dist.dist_info: _state(rows, self._stats, self._hashing.digests, failed)
+                            for dist, rows in self._plans}
+        return self._states
 
 
 def _size_state(rows: list, stats: dict, links: set) -> FileState:
@@ -154,36 +180,68 @@ def _bytecode_cache(entry) -> bool:
     return entry.digest is None and entry.size is None and entry.path.endswith(".pyc")
 
 
-def _hash_files(wanted: dict, digests: dict, failed: set, workers: Optional[int]) -> None:
-    """Hash ``wanted`` ({(path, algorithm): size}) into ``digests``: each worker thread takes a share of
-    about equal bytes (largest files first, each to the least loaded worker) and one buffer."""
-    jobs = sorted((key for key in wanted if key not in digests), key=lambda key: (-wanted[key], key))
-    if not jobs:
-        return
-    count = max(1, min(workers or os.cpu_count() or 1, len(jobs)))
-    shares = [[] for _worker in range(count)]
-    loads = [0] * count
-    for job in jobs:
-        least = loads.index(min(loads))
-        shares[least].append(job)
-        loads[least] += wanted[job] + 4096  # opening a file costs about as much as reading 4 KiB
-    if count == 1:
-        results = [_digest_share(shares[0])]
-    else:
-        with ThreadPoolExecutor(max_workers=count) as pool:
-            results = list(pool.map(_digest_share, shares))
-    for share, found in zip(shares, results):
-        for job, result in zip(share, found):
-            if result is None:
-                failed.add(job)
-            else:
-                digests[job] = result
+IN_CHILD_AT_LEAST = 256 * 1024 * 1024  # a share this large is hashed in a child Python, its large files mapped
 
 
-def _digest_share(jobs: list) -> list:
+class _Hashing:
+    """Hash ``wanted`` ({(path, algorithm): size}) into ``digests``, started at once: each worker thread takes a share
+    of about equal bytes (largest files first, each to the least loaded worker), hashed in the thread with one buffer,
+    or by a child Python when the share holds IN_CHILD_AT_LEAST bytes; whatever the child did not answer (it could
+    not start, or a file was truncated while mapped) the thread hashes by reading. wait() fills ``digests``."""
+
+    def __init__(self, wanted: dict, digests: dict, workers: Optional[int]):
+        self.digests = digests
+        jobs = sorted((key for key in wanted if key not in digests), key=lambda key: (-wanted[key], key))
+        count = max(1, min(workers or usable_cpus(), len(jobs)))
+        self.shares = [[] for _worker in range(count)]
+        loads = [0] * count
+        for job in jobs:
+            least = loads.index(min(loads))
+            self.shares[least].append(job)
+            loads[least] += wanted[job] + 4096  # opening a file costs about as much as reading 4 KiB
+        self.pool = ThreadPoolExecutor(max_workers=count) if jobs else None
+        self.futures = [self.pool.submit(_digest_share, share, load >= IN_CHILD_AT_LEAST)
+                        for share, load in zip(self.shares, loads)] if jobs else []
+
+    def wait(self) -> set:
+        """The jobs that could not be read, once every share is done; ``digests`` filled with the others."""
+        failed: set = set()
+        for share, future in zip(self.shares, self.futures):
+            for job, result in zip(share, future.result()):
+                if result is None:
+                    failed.add(job)
+                else:
+                    self.digests[job] = result
+        if self.pool is not None:
+            self.pool.shutdown()
+        return failed
+
+
+def usable_cpus() -> int:
+    """The CPUs this process may run on (an LXC container's cpuset), else the machine's."""
+    try:
+        return len(os.sched_getaffinity(0)) or 1
+    except (AttributeError, OSError):
+        return os.cpu_count() or 1
+
+
+def digests_in_child(jobs: list) -> list:
+    """The RECORD digests of ``jobs`` ([(path, algorithm)]) from a child Python (this interpreter, isolated: ``-I
+    -S``) running record_hash.py (its serve), large files mapped: in job order, each a digest or None (the child could
+    not read that file). Shorter than ``jobs`` when the child could not start or ended early (a file truncated while
+    mapped: SIGBUS); the rest is the caller's to hash."""
+    program = child_program()
+    if program is None or not sys.executable or not jobs:
+        return []
+    done = SubprocessRunner().run([sys.executable, "-I", "-S", "-c", program], data=json.dumps(jobs))
+    lines = done.stdout.split("\n")[:-1]  # what follows the last newline is empty, or a line the child did not end
+    return [None if line == "-" else line for line in lines[:len(jobs)]]
+
+
+def _digest_share(jobs: list, in_child: bool) -> list:
+    found = digests_in_child(jobs) if in_child else []
     buffer = bytearray(CHUNK)
-    found = []
-    for path, algorithm in jobs:
+    for path, algorithm in jobs[len(found):]:
         try:
             found.append(file_digest(path, algorithm, buffer))
         except OSError:

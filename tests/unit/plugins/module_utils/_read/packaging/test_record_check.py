@@ -5,19 +5,22 @@
 
 from __future__ import annotations
 
+import hashlib
 import os
 import subprocess
 import sys
 
 import pytest
 
-from ansible_collections.gpuops.cuda_venv.plugins.module_utils._core.record_hash import file_digest
+from ansible_collections.gpuops.cuda_venv.plugins.module_utils._core.record_hash import CHUNK, file_digest, record_digest
+from ansible_collections.gpuops.cuda_venv.plugins.module_utils._read.packaging import record_check
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._read.packaging.distributions import read_distributions
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._read.packaging.record_check import (
     Conflict,
     FileState,
     check_all,
     find_conflicts,
+    start_check_all,
 )
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._read.venv_layout import read_layout
 from ansible_collections.gpuops.cuda_venv.tests.support.dist_helpers import (
@@ -245,3 +248,55 @@ def test_pip_s_hashless_bytecode_is_not_looked_at_on_disk_in_either_mode(venv):
         state = check_all([dist], venv, mode=mode, stats=stats)[dist.dist_info]
         assert (state.missing, state.modified, state.unreadable, state.checked) == ((), ("demo/sized.pyc",), (), 7)
         assert not [path for path in stats if "__pycache__" in path]
+
+
+def test_a_share_of_in_child_at_least_bytes_is_hashed_by_a_child_and_a_smaller_one_in_its_thread(venv, monkeypatch):
+    site = site_of(venv)
+    info = make_dist(site, "big", "1", {"big/small.so": b"\x7fELF small"})
+    huge = site + "/big/huge.so"
+    with open(huge, "wb") as handle:
+        handle.truncate(record_check.IN_CHILD_AT_LEAST)  # a hole: no disk used
+    zeros = hashlib.sha256()
+    for _block in range(record_check.IN_CHILD_AT_LEAST // CHUNK):
+        zeros.update(bytes(CHUNK))
+    with open(info + "/RECORD", "a") as handle:
+        handle.write("big/huge.so,sha256=%s,%d\n" % (record_digest(zeros), record_check.IN_CHILD_AT_LEAST))
+    asked = []
+
+    def spy(jobs):
+        asked.append(list(jobs))
+        return real(jobs)
+    real = record_check.digests_in_child
+    monkeypatch.setattr(record_check, "digests_in_child", spy)
+    dist = one(venv)
+    digests = {}
+    states = check_all([dist], venv, mode="hash", workers=2, digests=digests)
+    assert states == {dist.dist_info: FileState((), (), (), 5, meta_bytes(dist))}
+    assert asked == [[(huge, "sha256")]]  # the other share (small.so, METADATA, INSTALLER) stayed in its thread
+    assert digests[(huge, "sha256")] == record_digest(zeros)
+    assert digests[(site + "/big/small.so", "sha256")] == b64_sha256(b"\x7fELF small")
+
+
+def test_start_check_all_returns_with_every_entry_stat_ed_and_its_result_is_check_all_s(venv):
+    site = site_of(venv)
+    make_dist(site, "a", "1", {"a/%d.so" % i: os.urandom(2000 + i) for i in range(8)})
+    with open(site + "/a/3.so", "r+b") as handle:
+        handle.write(b"\0")
+    dists = read_distributions([site])
+    stats, digests = {}, {}
+    pending = start_check_all(dists, venv, "hash", workers=2, digests=digests, stats=stats)
+    assert sorted(stats) == sorted(site + "/" + entry.path for entry in dists[0].entries)  # RECORD's own line too
+    states = pending.result()
+    assert states == check_all(dists, venv, mode="hash") and pending.result() is states
+    assert states[dists[0].dist_info].modified == ("a/3.so",)
+    assert len(digests) == 8 + 2
+
+
+def test_usable_cpus_are_the_ones_this_process_may_run_on():
+    program = ("import os, sys; sys.path[:0] = sys.argv[1:]; os.sched_setaffinity(0, {min(os.sched_getaffinity(0))}); "
+               "from ansible_collections.gpuops.cuda_venv.plugins.module_utils._read.packaging.record_check import "
+               "usable_cpus; print(usable_cpus())")
+    done = subprocess.run([sys.executable, "-c", program] + [p for p in sys.path if p], capture_output=True, text=True,
+                          check=True)
+    assert done.stdout == "1\n"
+    assert record_check.usable_cpus() == len(os.sched_getaffinity(0))

@@ -1,0 +1,174 @@
+# -*- coding: utf-8 -*-
+# Copyright: (c) 2026, gpuops.cuda_venv contributors
+# GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
+"""Tests for the hashing children (record_check.digests_in_child): a real child Python running record_hash.py, its
+large files mapped; a file truncated while mapped (a real SIGBUS) ends the child, and the caller hashes the rest by
+reading."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import subprocess
+import sys
+import threading
+import time
+import zipfile
+
+from ansible_collections.gpuops.cuda_venv.plugins.module_utils._core import record_hash
+from ansible_collections.gpuops.cuda_venv.plugins.module_utils._core.record_hash import MAPPED_AT_LEAST, file_digest
+from ansible_collections.gpuops.cuda_venv.plugins.module_utils._read.packaging.record_check import (
+    _digest_share,
+    digests_in_child,
+)
+from ansible_collections.gpuops.cuda_venv.tests.support.dist_helpers import b64_sha256
+
+SPARSE = 2 * 1024 * 1024 * 1024  # hashing this many zeros takes the child about a second here
+
+
+def test_the_child_answers_each_job_in_order_as_file_digest_does(tmp_path):
+    odd = "odd\nname\udcff"  # a newline, and a byte that is not UTF-8 (0xff)
+    data = {"empty": b"", "small": b"abc", "large": os.urandom(MAPPED_AT_LEAST + 12345), odd: b"x\n"}
+    paths = {}
+    for name, content in data.items():
+        paths[name] = os.path.join(str(tmp_path), name)
+        with open(paths[name], "wb") as handle:
+            handle.write(content)
+    (tmp_path / "folder").mkdir()
+    jobs = [(paths["large"], "sha256"), (paths["small"], "sha512"), (str(tmp_path / "missing"), "sha256"),
+            (str(tmp_path / "folder"), "sha256"), (paths["empty"], "sha256"), (paths[odd], "sha256")]
+    assert digests_in_child(jobs) == [
+        b64_sha256(data["large"]),
+        file_digest(paths["small"], "sha512"),
+        None,
+        None,
+        b64_sha256(b""),
+        b64_sha256(b"x\n"),
+    ]
+    assert digests_in_child([]) == []
+
+
+def _children_mapping(path):
+    """The pids of this process's children that have ``path`` mapped."""
+    found = []
+    for pid in filter(str.isdigit, os.listdir("/proc")):
+        try:
+            with open("/proc/%s/stat" % pid, "rb") as handle:
+                parent = int(handle.read().rsplit(b")", 1)[1].split()[1])
+            if parent == os.getpid():
+                with open("/proc/%s/maps" % pid, encoding="utf-8", errors="surrogateescape") as handle:
+                    if any(line.rstrip("\n").endswith(" " + path) for line in handle):
+                        found.append(int(pid))
+        except (OSError, ValueError, IndexError):
+            continue
+    return found
+
+
+def _truncate_once_mapped(path, done):
+    while not done.is_set():
+        if _children_mapping(path):
+            os.truncate(path, 0)
+            return
+        time.sleep(0.001)
+
+
+def test_a_file_truncated_while_mapped_ends_the_child_and_the_share_is_finished_by_reading(tmp_path):
+    big, small = str(tmp_path / "big.so"), str(tmp_path / "small.py")
+    with open(big, "wb") as handle:
+        handle.truncate(SPARSE)  # a hole: no disk used
+    with open(small, "wb") as handle:
+        handle.write(b"print(1)\n")
+    jobs = [(big, "sha256"), (small, "sha256")]
+    done = threading.Event()
+    truncating = threading.Thread(target=_truncate_once_mapped, args=(big, done))
+    truncating.start()
+    try:
+        answered = digests_in_child(jobs)
+    finally:
+        done.set()
+        truncating.join()
+    assert os.path.getsize(big) == 0  # truncated while the child had it mapped
+    assert answered == []  # SIGBUS on the first file: nothing answered
+    # The share's thread finishes it by reading: the big file as it is now (empty), the small one.
+    assert _digest_share(jobs, False) == [b64_sha256(b""), b64_sha256(b"print(1)\n")]
+
+
+def test_a_share_whose_child_ends_early_is_finished_by_its_thread(tmp_path):
+    big, small = str(tmp_path / "big.so"), str(tmp_path / "small.py")
+    with open(big, "wb") as handle:
+        handle.truncate(SPARSE)
+    with open(small, "wb") as handle:
+        handle.write(b"print(2)\n")
+    done = threading.Event()
+    truncating = threading.Thread(target=_truncate_once_mapped, args=(big, done))
+    truncating.start()
+    try:
+        found = _digest_share([(big, "sha256"), (small, "sha256")], True)
+    finally:
+        done.set()
+        truncating.join()
+    assert found == [b64_sha256(b""), b64_sha256(b"print(2)\n")]
+
+
+def test_the_child_maps_a_large_file(tmp_path):
+    """The child has the large file in its maps while it hashes it: the test sees it there."""
+    big = str(tmp_path / "big.so")
+    with open(big, "wb") as handle:
+        handle.truncate(256 * MAPPED_AT_LEAST)
+    seen = []
+    done = threading.Event()
+
+    def watch():
+        while not done.is_set() and not seen:
+            seen.extend(_children_mapping(big))
+            time.sleep(0.001)
+    watching = threading.Thread(target=watch)
+    watching.start()
+    try:
+        answered = digests_in_child([(big, "sha256")])
+    finally:
+        done.set()
+        watching.join()
+    zeros = hashlib.sha256()
+    for _block in range(256):
+        zeros.update(bytes(MAPPED_AT_LEAST))
+    assert answered == [record_hash.record_digest(zeros)]
+    assert len(seen) == 1
+
+
+CHILD = """
+import json, sys
+sys.path.insert(0, sys.argv[1])
+if sys.argv[2] == "cache":
+    from ansible_collections.gpuops.cuda_venv.plugins.module_utils._core.bytecode_cache import enable
+    enable()
+from ansible_collections.gpuops.cuda_venv.plugins.module_utils._core import record_hash
+print(json.dumps({"loader": type(record_hash.__spec__.loader).__name__, "program": record_hash.child_program()}))
+"""
+
+
+def test_the_child_s_program_is_read_from_the_zip_ansible_sends_with_either_loader(tmp_path):
+    """Under Ansible record_hash.py is in the module's zip, loaded by zipimport or the bytecode cache's loader:
+    the child's program is this file's text, which both must give (the other tests run that program)."""
+    inner = "ansible_collections/gpuops/cuda_venv/plugins/module_utils"
+    here = os.path.dirname(os.path.abspath(record_hash.__file__))
+    zip_path = str(tmp_path / "payload.zip")
+    with zipfile.ZipFile(zip_path, "w") as archive:
+        parts = (inner + "/_core").split("/")
+        for depth in range(1, len(parts) + 1):
+            archive.writestr("/".join(parts[:depth]) + "/__init__.py", "")
+        for name in ("record_hash.py", "bytecode_cache.py"):
+            archive.write(os.path.join(here, name), inner + "/_core/" + name)
+    environ = {k: v for k, v in os.environ.items() if not k.startswith(("PYTHON", "CUDA_VENV_", "XDG_"))}
+    environ["XDG_CACHE_HOME"] = str(tmp_path / "xdg")
+    loaders = {}
+    for how in ("zipimport", "cache"):
+        proc = subprocess.run([sys.executable, "-c", CHILD, zip_path, how], env=environ,
+                              cwd=str(tmp_path), capture_output=True, text=True, check=False)
+        assert proc.returncode == 0, proc.stderr
+        report = json.loads(proc.stdout)
+        with open(os.path.join(here, "record_hash.py"), encoding="utf-8") as handle:
+            assert report["program"] == handle.read()
+        loaders[how] = report["loader"]
+    assert loaders == {"zipimport": "zipimporter", "cache": "_CachingLoader"}
