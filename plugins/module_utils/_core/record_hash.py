@@ -13,10 +13,12 @@ its process with SIGBUS. The caller then hashes, by reading, what the child did 
 from __future__ import annotations
 
 import base64
+import errno
 import hashlib
 import json
 import mmap
 import os
+import stat
 import sys
 from typing import Optional
 
@@ -41,8 +43,12 @@ def _hashed(path: str, algorithm: str, buffer: Optional[bytearray], mapped: bool
     """(the hashlib object, bytes hashed). ``mapped``: a file of MAPPED_AT_LEAST bytes or more is mapped, not read
     (only where a SIGBUS may end the process: a hashing child)."""
     digest = hashlib.new(algorithm)
-    with open(path, "rb", buffering=0) as handle:
-        if mapped and os.fstat(handle.fileno()).st_size >= MAPPED_AT_LEAST:
+    # non-blocking: a FIFO put where a file was (after the caller's stat) must not hang the hashing; it is refused
+    with open(os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC), "rb", buffering=0) as handle:
+        info = os.fstat(handle.fileno())
+        if not stat.S_ISREG(info.st_mode):
+            raise OSError(errno.EINVAL, "not a regular file", path)
+        if mapped and info.st_size >= MAPPED_AT_LEAST:
             try:
                 view = mmap.mmap(handle.fileno(), 0, access=mmap.ACCESS_READ)
             except (OSError, ValueError):  # a file system that cannot map: read it

@@ -7,6 +7,7 @@ reading."""
 
 from __future__ import annotations
 
+import errno
 import hashlib
 import json
 import os
@@ -172,3 +173,17 @@ def test_the_child_s_program_is_read_from_the_zip_ansible_sends_with_either_load
             assert report["program"] == handle.read()
         loaders[how] = report["loader"]
     assert loaders == {"zipimport": "zipimporter", "cache": "_CachingLoader"}
+
+
+def test_a_fifo_or_a_folder_is_refused_at_once_in_the_module_and_in_a_child(tmp_path):
+    """A FIFO put where a file was, after the stat that chose it for hashing, must not hang either side."""
+    fifo = str(tmp_path / "lib.so")
+    os.mkfifo(fifo)
+    for path in (fifo, str(tmp_path)):
+        try:
+            file_digest(path)
+        except OSError as exc:
+            assert exc.errno in (errno.EINVAL, errno.EISDIR), exc
+        else:
+            raise AssertionError("%s was hashed" % path)
+    assert digests_in_child([(fifo, "sha256"), (str(tmp_path), "sha256")]) == [None, None]
