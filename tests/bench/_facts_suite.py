@@ -85,6 +85,12 @@ def run(bench: FactsBench, log=print) -> Tuple[Table, FileSet]:
         table.add("hash-static", "facts, hash, `probe: false` (the engine's hashing, no import beside it)",
                   timed("facts hash no probe", [cmd.facts(bench.venv, "hash", bench.anchor, bench.repo, probe=False)]),
                   "limit")
+        hash_reusing = cmd.facts(bench.venv, "hash", bench.anchor, bench.repo, index=True)
+        measure(lambda: [hash_reusing], 1)  # keeps the index and the import probe's result
+        table.add("hash-reused", "facts, hash, read index of an earlier run: the import probe's result reused (the venv "
+                  "unchanged; the module's default options but `verify`)",
+                  timed("facts hash, probe reused", [hash_reusing]), "limit", HASH_GOAL)
+        _remove_state(bench.venv)
     table.notes.append("Anchor `%s`; %s; %s." % (bench.anchor, files.describe(), throughput.describe()))
     return table, files
 
