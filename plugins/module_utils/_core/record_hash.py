@@ -15,6 +15,7 @@ from __future__ import annotations
 import base64
 import errno
 import hashlib
+import importlib.util
 import json
 import mmap
 import os
@@ -87,13 +88,16 @@ def record_digest(digest) -> str:
 
 def child_program() -> Optional[str]:
     """This file's text, the program of a child that hashes (serve): read once from the module's loader (a file, the
-    zip Ansible sends, the compiled-code cache's loader); None when the loader cannot give it."""
+    zip Ansible sends, the compiled-code cache's loader, ansible-core's collection loader); None when the loader cannot
+    give it."""
     if not _SOURCE:
         spec = globals().get("__spec__")
         try:
-            _SOURCE.append(spec.loader.get_source(spec.name))
-        except (AttributeError, ImportError, OSError):
-            _SOURCE.append(None)
+            text = spec.loader.get_source(spec.name)
+        except (AttributeError, ImportError, OSError, ValueError):
+            text = None
+        # ansible-core's collection loader (ansible-test units, the controller) gives the file's bytes
+        _SOURCE.append(importlib.util.decode_source(text) if isinstance(text, bytes) else text)
     return _SOURCE[0]
 
 
