@@ -85,7 +85,7 @@ def recheck_touched(obs: Observations, touched) -> dict:
     """sha256 of every file of every reinstalled or installed distribution against its RECORD (the result's
     ``verified``; not the ``verify`` option, which says how the facts check RECORD)."""
     dists = [dist for dist in obs.distributions if dist.key in touched]
-    states = check_all(dists, obs.layout.root, "hash")  # one thread per core, largest files first
+    states = check_all(dists, obs.layout.root, "hash")  # a share per usable CPU, largest files first
     verdict = {}
     for dist in dists:
         state = states[dist.dist_info]
