@@ -4,16 +4,17 @@
 """A file's digest as RECORD writes it (urlsafe base64 of the hash, no padding): the one implementation the RECORD
 check, the console scripts and the shadowing check share.
 
-Many bytes at once (hash mode on a torch venv: 5 GB) are hashed by child Pythons running this very file
-(serve; record_check starts them). The child maps each large file instead of reading it: read() copies every byte once more (on a
-torch venv, 0.5 of hash mode's 4.4 CPU-seconds). Mapping is safe only in a child: a file truncated while it is mapped ends
-its process with SIGBUS. The caller then hashes, by reading, what the child did not answer.
+Many bytes at once (hash mode on a torch venv: 5 GB) are hashed by child Pythons running this very file (serve;
+record_check starts them). The child maps each large file instead of reading it: read() copies every byte once more
+(on a torch venv, 0.5 of hash mode's 4.4 CPU-seconds). Mapping is safe only in a child: a file truncated while it is
+mapped ends its process with SIGBUS. The caller then hashes, by reading, what the child did not answer.
 """
 
 from __future__ import annotations
 
 import base64
 import errno
+import functools
 import hashlib
 import importlib.util
 import json
@@ -26,7 +27,6 @@ from typing import Optional
 CHUNK = 1024 * 1024
 MAPPED_AT_LEAST = CHUNK  # in a hashing child, a file this large is mapped rather than read
 MAP_WINDOW = 64 * CHUNK  # and hashed this many bytes at a time
-_SOURCE: list = []  # this file's text, read once from its loader (the child's program)
 
 
 def file_digest(path: str, algorithm: str = "sha256", buffer: Optional[bytearray] = None) -> str:
@@ -86,19 +86,18 @@ def record_digest(digest) -> str:
     return base64.urlsafe_b64encode(digest.digest()).decode("ascii").rstrip("=")
 
 
+@functools.lru_cache(maxsize=None)
 def child_program() -> Optional[str]:
     """This file's text, the program of a child that hashes (serve): read once from the module's loader (a file, the
     zip Ansible sends, the compiled-code cache's loader, ansible-core's collection loader); None when the loader cannot
     give it."""
-    if not _SOURCE:
-        spec = globals().get("__spec__")
-        try:
-            text = spec.loader.get_source(spec.name)
-        except (AttributeError, ImportError, OSError, ValueError):
-            text = None
-        # ansible-core's collection loader (ansible-test units, the controller) gives the file's bytes
-        _SOURCE.append(importlib.util.decode_source(text) if isinstance(text, bytes) else text)
-    return _SOURCE[0]
+    spec = globals().get("__spec__")
+    try:
+        text = spec.loader.get_source(spec.name)
+    except (AttributeError, ImportError, OSError, ValueError):
+        return None
+    # ansible-core's collection loader (ansible-test units, the controller) gives the file's bytes
+    return importlib.util.decode_source(text) if isinstance(text, bytes) else text
 
 
 def serve(requests, replies) -> None:
