@@ -192,7 +192,14 @@ def test_repair_playbook_check_rollback_repair_and_rerun(tmp_path):
     # in check mode, and the diagnosis runs again; the venv is not touched.
     assert node_tasks_run(output, "gutted") == [
         DIAGNOSIS, PREFLIGHT, "Create the tools venv", "Install the modules' dependencies into the tools venv",
-        "Mark the tools venv as holding them", DIAGNOSIS]
+        "Find the tools venv's site-packages", "Keep the modules' compiled code between runs, ansible-core's module_utils "
+        "included", "Mark the tools venv as holding them", DIAGNOSIS]
+    # the tools venv's Python starts the bytecode cache itself, before AnsiballZ imports ansible-core's module_utils
+    assert subprocess.run(
+        [str(tmp_path / "tools-gutted" / "bin" / "python"), "-c",
+         "import sys; print([type(f).__name__ for f in sys.meta_path if getattr(f, 'caches_ansiballz_code', False)])"],
+        env=dict(os.environ, XDG_CACHE_HOME=str(tmp_path / "cache-home")), capture_output=True, text=True,
+        check=True).stdout == "['_CacheFinder']\n"
     assert {host: s["failed"] for host, s in stats.items()} == {"gutted": 0, "partial": 0, "partial-swap": 0}
     assert {name: tree_digest(str(info.venv)) for name, info in hosts} == digests
     assert not os.path.exists(os.path.join(str(gutted.venv), ".cuda_venv"))

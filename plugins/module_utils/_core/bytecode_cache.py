@@ -25,6 +25,11 @@ compiled code in a folder of the node's user and reads it from there on the next
   Python's own cache; ``CUDA_VENV_BYTECODE_CACHE=off`` (the task's ``environment``) neither reads nor writes.
 - Files on disk (ansible-test, the unit tests, a module run from an exploded AnsiballZ) are left to Python's own
   import: ``enable()`` does nothing unless this file itself was loaded from a zip.
+- ansible-core's own module_utils (``ansible.module_utils.basic`` and what it imports, about 0.1 s of compiling per
+  run) are imported by the AnsiballZ wrapper before the module's first line runs, so ``enable()`` comes too late for
+  them. The role's tools venv therefore holds a copy of this file and a ``.pth`` file that calls ``enable_at_start()``
+  when its Python starts (site.py runs it; ``-S`` skips it): the finder is then in place before the wrapper imports
+  anything, for both ``ansible.module_utils`` and this collection's module_utils (CACHED).
 """
 
 from __future__ import annotations
@@ -42,7 +47,9 @@ import time
 import zipimport
 from typing import Optional
 
-PACKAGE = __name__.rsplit(".", 2)[0] + "."  # ansible_collections.gpuops.cuda_venv.plugins.module_utils.
+# The modules a finder caches when they come from a zip: this collection's module_utils (named in full: the tools venv's
+# copy of this file has another name) and ansible-core's, which AnsiballZ sends alike.
+CACHED = ("ansible_collections.gpuops.cuda_venv.plugins.module_utils.", "ansible.module_utils.")
 SWITCH = "CUDA_VENV_BYTECODE_CACHE"
 STALE_DAYS = 30
 _DIGEST = 32  # bytes of SHA-256 before the marshalled code
@@ -52,11 +59,17 @@ _PRUNED: set = set()  # the folders whose stale entries this run removed
 def enable() -> None:
     """Put the cache's finder first on ``sys.meta_path`` when this collection's module_utils come from a zip and
     the cache folder can be trusted; otherwise do nothing. Never raises: a node without a usable folder compiles."""
-    if not isinstance(globals().get("__loader__"), zipimport.zipimporter):
-        return
+    if isinstance(globals().get("__loader__"), zipimport.zipimporter):
+        enable_at_start()
+
+
+def enable_at_start() -> None:
+    """enable() for a Python that has not imported a module yet: the tools venv's ``.pth`` file calls it, from a copy
+    of this file on disk. Does nothing when the switch is off, a finder (of either copy) is already there, or the
+    folder cannot be trusted."""
     if os.environ.get(SWITCH, "").strip().lower() in ("off", "0", "false", "no"):
         return
-    if any(isinstance(finder, _CacheFinder) for finder in sys.meta_path):
+    if any(getattr(finder, "caches_ansiballz_code", False) for finder in sys.meta_path):
         return
     folder = trusted_folder(cache_folder())
     if folder is not None:
@@ -92,16 +105,18 @@ def trusted_folder(folder: Optional[str]) -> Optional[str]:
 
 
 class _CacheFinder(importlib.abc.MetaPathFinder):
-    """Finds this collection's module_utils modules in a zip and gives them the caching loader; packages, modules
-    outside a zip and all other names are left to the next finders. It does not ask zipimport for the spec:
-    zipimport's ``get_filename`` compiles the source just to name it, a second compile per module."""
+    """Finds the CACHED modules in a zip and gives them the caching loader; packages, modules outside a zip and all
+    other names are left to the next finders. It does not ask zipimport for the spec: zipimport's ``get_filename``
+    compiles the source just to name it, a second compile per module."""
+
+    caches_ansiballz_code = True  # how enable_at_start() knows a finder of the other copy of this file
 
     def __init__(self, folder: str):
         self.folder = folder
 
     def find_spec(self, fullname, path, target=None):
         parent, _dot, leaf = fullname.rpartition(".")
-        if not fullname.startswith(PACKAGE) or not path:
+        if not fullname.startswith(CACHED) or not path:
             return None
         package = sys.modules.get(parent)
         importer = getattr(getattr(package, "__spec__", None), "loader", None)

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import stat
 import subprocess
 import sys
@@ -24,6 +25,24 @@ MODULE_UTILS = os.path.dirname(os.path.dirname(os.path.abspath(bytecode_cache.__
 INNER = "ansible_collections/gpuops/cuda_venv/plugins/module_utils"
 TARGET = INNER + "/_core/zz_target.py"
 SOURCE = "VALUE = %d\n\n\ndef read():\n    return VALUE\n"
+ANSIBLE_TARGET = "ansible/module_utils/zz_basic.py"
+# As the tools venv's .pth file starts it: the copy of bytecode_cache.py on disk under another name, before any import
+# from the zip; then ansible-core's module_utils (AnsiballZ's wrapper imports them first), then the module's own enable().
+CHILD_AT_START = """
+import importlib.util, json, sys
+spec = importlib.util.spec_from_file_location("gpuops_cuda_venv_bytecode_cache", sys.argv[2])
+copy = importlib.util.module_from_spec(spec)
+spec.loader.exec_module(copy)
+copy.enable_at_start()
+sys.path.insert(0, sys.argv[1])
+from ansible.module_utils import zz_basic
+from ansible_collections.gpuops.cuda_venv.plugins.module_utils._core.bytecode_cache import enable
+enable()
+from ansible_collections.gpuops.cuda_venv.plugins.module_utils._core import zz_target
+print(json.dumps({"ansible": [type(zz_basic.__spec__.loader).__name__, zz_basic.read()],
+                  "target": [type(zz_target.__spec__.loader).__name__, zz_target.read()],
+                  "finders": sum(1 for f in sys.meta_path if getattr(f, "caches_ansiballz_code", False))}))
+"""
 CHILD = """
 import json, sys
 sys.path.insert(0, sys.argv[1])
@@ -39,10 +58,11 @@ print(json.dumps({"loader": type(zz_target.__spec__.loader).__name__, "value": z
 """
 
 
-def payload(path, value=1, package_value=None):
+def payload(path, value=1, package_value=None, ansible_value=None):
     """A zip holding what AnsiballZ would for a module importing _core.zz_target: every package's __init__.py,
     bytecode_cache.py as the collection has it, and the target; a module outside the collection (other.zz_other);
-    with ``package_value``, a package of the target's name beside it."""
+    with ``package_value``, a package of the target's name beside it; with ``ansible_value``, ansible-core's
+    module_utils package holding ANSIBLE_TARGET."""
     with zipfile.ZipFile(str(path), "w") as archive:
         parts = INNER.split("/")
         for depth in range(1, len(parts) + 1):
@@ -54,14 +74,18 @@ def payload(path, value=1, package_value=None):
         archive.writestr("other/zz_other.py", SOURCE % 0)
         if package_value is not None:
             archive.writestr(TARGET[:-3] + "/__init__.py", SOURCE % package_value)
+        if ansible_value is not None:
+            archive.writestr("ansible/__init__.py", "")
+            archive.writestr("ansible/module_utils/__init__.py", "")
+            archive.writestr(ANSIBLE_TARGET, SOURCE % ansible_value)
     return path
 
 
-def run_child(tmp_path, zip_path, flags=(), **env):
+def run_child(tmp_path, zip_path, flags=(), program=CHILD, arguments=(), **env):
     environ = {k: v for k, v in os.environ.items() if not k.startswith(("PYTHON", "CUDA_VENV_", "XDG_"))}
     environ.update({"XDG_CACHE_HOME": str(tmp_path / "xdg")}, **env)
-    proc = subprocess.run([sys.executable] + list(flags) + ["-c", CHILD, str(zip_path)], env=environ, cwd=str(tmp_path),
-                          capture_output=True, text=True, check=False)
+    proc = subprocess.run([sys.executable] + list(flags) + ["-c", program, str(zip_path)] + list(arguments), env=environ,
+                          cwd=str(tmp_path), capture_output=True, text=True, check=False)
     assert proc.returncode == 0, proc.stderr
     return json.loads(proc.stdout)
 
@@ -95,6 +119,31 @@ def test_the_first_run_compiles_and_keeps_one_entry_the_next_run_executes_that_e
 
     replaced_by(tmp_path, 2)
     assert run_child(tmp_path, zip_path)["value"] == 2
+
+
+def test_started_before_ansiballz_imports_it_also_keeps_ansible_core_s_module_utils(tmp_path):
+    zip_path = payload(tmp_path / "payload.zip", ansible_value=3)
+    on_disk = tmp_path / "site" / "gpuops_cuda_venv_bytecode_cache.py"  # the tools venv's copy
+    on_disk.parent.mkdir()
+    shutil.copyfile(os.path.join(MODULE_UTILS, "_core", "bytecode_cache.py"), str(on_disk))
+    first = run_child(tmp_path, zip_path, program=CHILD_AT_START, arguments=[str(on_disk)])
+    assert first == {"ansible": ["_CachingLoader", 3], "target": ["_CachingLoader", 1], "finders": 1}
+    kept = {read_entry(str(folder_of(tmp_path) / name)).co_filename: name for name in entries(tmp_path)}
+    assert sorted(kept) == [ANSIBLE_TARGET, INNER + "/_core/bytecode_cache.py", TARGET]  # the module's own copy too
+
+    folder = str(folder_of(tmp_path))
+    write_entry(folder, os.path.join(folder, kept[ANSIBLE_TARGET]), compile(SOURCE % 4, ANSIBLE_TARGET, "exec"))
+    again = run_child(tmp_path, zip_path, program=CHILD_AT_START, arguments=[str(on_disk)])
+    assert again == {"ansible": ["_CachingLoader", 4], "target": ["_CachingLoader", 1], "finders": 1}
+
+    off = run_child(tmp_path, zip_path, program=CHILD_AT_START, arguments=[str(on_disk)], CUDA_VENV_BYTECODE_CACHE="off")
+    assert off == {"ansible": ["zipimporter", 3], "target": ["zipimporter", 1], "finders": 0}
+
+
+def test_without_the_early_start_ansible_core_s_module_utils_are_left_to_zipimport(tmp_path):
+    imported = run_child(tmp_path, payload(tmp_path / "payload.zip", ansible_value=3), program=CHILD_AT_START.replace(
+        "copy.enable_at_start()", ""), arguments=[os.path.join(MODULE_UTILS, "_core", "bytecode_cache.py")])
+    assert imported == {"ansible": ["zipimporter", 3], "target": ["_CachingLoader", 1], "finders": 1}
 
 
 def test_a_changed_source_is_another_entry_and_the_old_one_stays(tmp_path):
