@@ -198,7 +198,8 @@ def test_repair_playbook_check_rollback_repair_and_rerun(tmp_path):
     assert subprocess.run(
         [str(tmp_path / "tools-gutted" / "bin" / "python"), "-c",
          "import sys; print([type(f).__name__ for f in sys.meta_path if getattr(f, 'caches_ansiballz_code', False)])"],
-        env=dict(os.environ, XDG_CACHE_HOME=str(tmp_path / "cache-home")), capture_output=True, text=True,
+        env=dict({k: v for k, v in os.environ.items() if not k.startswith(("PYTHON", "CUDA_VENV_"))},
+                 XDG_CACHE_HOME=str(tmp_path / "cache-home")), capture_output=True, text=True,
         check=True).stdout == "['_CacheFinder']\n"
     assert {host: s["failed"] for host, s in stats.items()} == {"gutted": 0, "partial": 0, "partial-swap": 0}
     assert {name: tree_digest(str(info.venv)) for name, info in hosts} == digests
