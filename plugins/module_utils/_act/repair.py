@@ -15,7 +15,7 @@ import dataclasses
 import os
 import shutil
 from concurrent.futures import ThreadPoolExecutor
-from typing import Callable, Sequence
+from typing import Callable, Optional, Sequence
 
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._act import outcome, swap_run
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._act.batches import guard, guarded, run_rounds
@@ -35,7 +35,7 @@ from ansible_collections.gpuops.cuda_venv.plugins.module_utils._decide.diagnose 
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._decide.findings import is_healthy, summarize
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._decide.plan import Completion, Plan, complete_plan, make_plan, predicted_inventory
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._install.installers import Backend
-from ansible_collections.gpuops.cuda_venv.plugins.module_utils._read.observe import FactsOptions, loader_config, observe, without_probe
+from ansible_collections.gpuops.cuda_venv.plugins.module_utils._read.observe import FactsOptions, observe, without_probe
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._decide.performance import restart_needed
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._read.host.venv_processes import venv_processes
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._read.observe import Observations
@@ -81,13 +81,13 @@ def _converge(options: RepairOptions, venv: VenvLayout, static: FactsOptions, ma
               lock_fd: int) -> dict:
     """Under the lock: recover, plan, run the batches (re-planning up to batches.MAX_ROUNDS times), report."""
     recovered = recover(venv.root, venv.state_dir) or recover_swap(venv.root, venv.swap_dir, options.keep_previous)
-    loader = loader_config(runner, static.ld_library_path)  # the node's loader does not change during a run
     if recovered or options.swap_back:
-        before = observe(static, runner, loader)  # a recovery may have put back another tree
+        before, findings = observe(static, runner), None  # a recovery may have put back another tree
     else:
-        before = _observed_first(options, static, runner, loader, venv)
+        before, findings = _observed_first(options, static, runner, venv)
+    loader = before.loader  # the node's loader does not change during a run: read once, beside the first reading
     pycache = probe_pycache(before, venv.state_dir)
-    if pycache:
+    if pycache:  # the probes' bytecode folder: nothing the diagnosis reads
         options = dataclasses.replace(options, facts=dataclasses.replace(options.facts, pycache=pycache))
         before = dataclasses.replace(before, options=dataclasses.replace(before.options, pycache=pycache))
     found = before
@@ -95,10 +95,10 @@ def _converge(options: RepairOptions, venv: VenvLayout, static: FactsOptions, ma
               recovered=recovered, loader=loader)
     if options.swap_back:
         return swap_run.swap_back_result(run, static)
-    run, before, declared = with_declared(run, before)
-    run = dataclasses.replace(run, before=before)
+    run, judged, declared = with_declared(run, before)
+    run = dataclasses.replace(run, before=judged)
     try:
-        result = _plan_and_run(run)
+        result = _plan_and_run(run, findings if judged is before else None)
     except RepairFailed as exc:
         if declared is not None:
             exc.result = dict(exc.result, declared=declared.as_dict())
@@ -106,27 +106,35 @@ def _converge(options: RepairOptions, venv: VenvLayout, static: FactsOptions, ma
     return result if declared is None else dict(result, declared=declared.as_dict())
 
 
-def _observed_first(options: RepairOptions, static: FactsOptions, runner: Runner, loader, venv: VenvLayout) -> Observations:
-    """The venv a real run starts from. Read first through the read index (as the facts module reads it): a venv with
-    nothing to do is answered from it, and the index is kept for the next run. Anything to do (a batch, or a
-    resolution by the installer) and every file is read again before anything is planned or changed."""
-    quick = observe(dataclasses.replace(static, read_index=True), runner, loader, layout=venv)
-    if needs_resolution(quick, options.desired.packages) or not make_plan(quick, diagnose(quick), options.desired).empty:
-        return observe(static, runner, loader, layout=venv)
+def _observed_first(options: RepairOptions, static: FactsOptions, runner: Runner, venv: VenvLayout) -> tuple:
+    """(the venv a real run starts from, its diagnosis or None). Read first through the read index (as the facts module
+    reads it): a venv with nothing to do is answered from it, with the diagnosis that said so, and the index is kept for
+    the next run. Anything to do (a batch, or a resolution by the installer) and every file is read again before
+    anything is planned or changed."""
+    quick = observe(dataclasses.replace(static, read_index=True), runner, layout=venv)
+    if needs_resolution(quick, options.desired.packages):
+        return observe(static, runner, quick.loader, layout=venv), None
+    findings = diagnose(quick)
+    if not make_plan(quick, findings, options.desired).empty:
+        return observe(static, runner, quick.loader, layout=venv), None
     if quick.read_index.changed:
         keep_read_index(quick)
-    return quick
+    return quick, findings
 
 
-def _plan_and_run(run: Run) -> dict:
+def _plan_and_run(run: Run, findings: Optional[list] = None) -> dict:
+    """``findings``: the diagnosis of ``run.before`` when the caller has it."""
     options, before, root = run.options, run.before, run.layout.root
-    findings = diagnose(before)
+    findings = diagnose(before) if findings is None else findings
     raw = make_plan(before, findings, options.desired)
     completion = guard(run, before, raw, lambda checked: outcome.result(run, before, checked))
     plan = complete_plan(raw, completion)
     if plan.empty:
-        change, before = settle_guard(options, before, root, root, findings)
-        result = outcome.result(run, before, plan, changed=bool(run.recovered) or change.changed)
+        change, settled = settle_guard(options, before, root, root, findings)
+        # the settled guard is the one field that can differ: an unchanged one leaves the diagnosis as it was
+        result = outcome.result(run, settled, plan, changed=bool(run.recovered) or change.changed,
+                                findings=findings if settled.guard == before.guard else None)
+        before = settled
         result.update(strategy=None, strategy_reason="nothing to repair")
         result = with_guard(result, change, before, options.diff)
         unhealthy = outcome.still_unhealthy(findings, changed=False)
