@@ -9,6 +9,7 @@ declare what they import, as ansible-test runs them for a collection anywhere.
 Run it with the tools venv's python: python scripts/units.py [ansible-test units args...]
 """
 
+import glob
 import os
 import subprocess
 import sys
@@ -31,7 +32,35 @@ def main():
     command = [ansible_test, "units", "--venv", "--python", version] + sys.argv[1:]
     print("units: " + " ".join(command))
     env = dict(os.environ, PATH=os.pathsep.join([os.path.dirname(sys.executable), os.environ.get("PATH", "")]))
-    return subprocess.run(command, cwd=sanity.COPY, env=env, check=False).returncode
+    before = set(_ansible_local_temps())
+    try:
+        return subprocess.run(command, cwd=sanity.COPY, env=env, check=False).returncode
+    finally:
+        _remove_empty(set(_ansible_local_temps()) - before)
+
+
+def _ansible_local_temps():
+    """ansible's local temporary folders (DEFAULT_LOCAL_TMP) in the user's home: ansible-test passes HOME to the tests,
+    and the pytest processes it starts end without ansible's atexit removing theirs."""
+    return glob.glob(os.path.join(os.path.expanduser("~"), ".ansible", "tmp", "ansible-local-*"))
+
+
+def _remove_empty(folders):
+    """Remove the folders the run made whose process has ended and that are empty (rmdir: never one that holds
+    anything). mkdtemp names them ansible-local-PID followed by 8 random characters."""
+    for folder in sorted(folders):
+        pid = os.path.basename(folder)[len("ansible-local-"):-8]
+        try:
+            os.kill(int(pid), 0)
+            continue  # still running: a concurrent ansible's
+        except ProcessLookupError:
+            pass
+        except (ValueError, PermissionError):
+            continue  # not a name mkdtemp gave, or another user's process
+        try:
+            os.rmdir(folder)
+        except OSError:
+            pass
 
 
 if __name__ == "__main__":
