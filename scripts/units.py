@@ -49,18 +49,23 @@ def _remove_empty(folders):
     """Remove the folders the run made whose process has ended and that are empty (rmdir: never one that holds
     anything). mkdtemp names them ansible-local-PID followed by 8 random characters."""
     for folder in sorted(folders):
-        pid = os.path.basename(folder)[len("ansible-local-"):-8]
-        try:
-            os.kill(int(pid), 0)
-            continue  # still running: a concurrent ansible's
-        except ProcessLookupError:
-            pass
-        except (ValueError, PermissionError):
-            continue  # not a name mkdtemp gave, or another user's process
-        try:
-            os.rmdir(folder)
-        except OSError:
-            pass
+        if _ended(os.path.basename(folder)[len("ansible-local-"):-8]):
+            try:
+                os.rmdir(folder)
+            except OSError:
+                pass
+
+
+def _ended(pid: str) -> bool:
+    """Whether the process ``pid`` is gone; False while it runs (a concurrent ansible's), for a name mkdtemp did not
+    give, or for another user's process."""
+    try:
+        os.kill(int(pid), 0)
+    except ProcessLookupError:
+        return True
+    except (ValueError, OSError):
+        return False
+    return False
 
 
 if __name__ == "__main__":

@@ -112,10 +112,8 @@ def _observed_first(options: RepairOptions, static: FactsOptions, runner: Runner
     the next run. Anything to do (a batch, or a resolution by the installer) and every file is read again before
     anything is planned or changed."""
     quick = observe(dataclasses.replace(static, read_index=True), runner, layout=venv)
-    if needs_resolution(quick, options.desired.packages):
-        return observe(static, runner, quick.loader, layout=venv), None
-    findings = diagnose(quick)
-    if not make_plan(quick, findings, options.desired).empty:
+    findings = None if needs_resolution(quick, options.desired.packages) else diagnose(quick)
+    if findings is None or not make_plan(quick, findings, options.desired).empty:
         return observe(static, runner, quick.loader, layout=venv), None
     if quick.read_index.changed:
         keep_read_index(quick)

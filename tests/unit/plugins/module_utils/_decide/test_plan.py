@@ -291,12 +291,13 @@ def test_an_install_over_a_version_that_shares_loadable_paths_is_one_unit_remova
     ), ("CUDA_MAJOR_MIXED", "FILE_OWNERSHIP_CONFLICT")),), ())
 
 
-@pytest.mark.parametrize("shared", [same("cuda/bindings/_version.py"), "cuda/bindings/LICENSE"], ids=["identical", "not-loadable"])
-def test_an_install_over_a_version_sharing_only_identical_or_unloadable_paths_is_a_plain_install(shared):
+@pytest.mark.parametrize("common_path", [same("cuda/bindings/_version.py"), "cuda/bindings/LICENSE"],
+                         ids=["identical", "not-loadable"])
+def test_an_install_over_a_version_sharing_only_identical_or_unloadable_paths_is_a_plain_install(common_path):
     """Mutation guarded: `and` -> `or` in _replacing (a shared path with the same bytes everywhere, or one nothing
     loads, would make the install a unit)."""
-    bindings = dist("cuda-bindings", "13.0.3", [shared, "cuda/bindings/__init__.py"])
-    python = dist("cuda-python", "12.6.2.post1", [shared, "cuda/__init__.py"])
+    bindings = dist("cuda-bindings", "13.0.3", [common_path, "cuda/bindings/__init__.py"])
+    python = dist("cuda-python", "12.6.2.post1", [common_path, "cuda/__init__.py"])
     assert steps(plan_of(build([TORCH_BINDINGS, bindings, python]))) == [(1, "install", "cuda-python==13.0.3")]
 
 
