@@ -124,7 +124,7 @@ def test_bad_mode(venv):
 
 def test_check_all_parallel_and_digests(venv):
     site = site_of(venv)
-    make_dist(site, "a", "1", {"a/%d.so" % i: os.urandom(1000 + i) for i in range(20)})
+    make_dist(site, "a", "1", {"a/%d.so" % i: b"\x7fELF" + os.urandom(1000 + i) for i in range(20)})
     make_dist(site, "b", "2", {"b/big.so": os.urandom(3 * 1024 * 1024)})
     with open(site + "/a/7.so", "r+b") as handle:
         handle.write(b"\0")
@@ -279,7 +279,7 @@ def test_a_share_of_in_child_at_least_bytes_is_hashed_by_a_child_and_a_smaller_o
 
 def test_start_check_all_returns_with_every_entry_stat_ed_and_its_result_is_check_all_s(venv):
     site = site_of(venv)
-    make_dist(site, "a", "1", {"a/%d.so" % i: os.urandom(2000 + i) for i in range(8)})
+    make_dist(site, "a", "1", {"a/%d.so" % i: b"\x7fELF" + os.urandom(2000 + i) for i in range(8)})
     with open(site + "/a/3.so", "r+b") as handle:
         handle.write(b"\0")
     dists = read_distributions([site])
