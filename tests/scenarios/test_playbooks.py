@@ -326,6 +326,36 @@ def test_repair_playbook_preflight_names_every_problem_and_changes_nothing(tmp_p
     assert not [p for p in glob.glob(str(tmp_path / "tools-*")) if not p.endswith("-wheelhouse")]  # no tools venv made
 
 
+def test_repair_playbook_checks_the_options_of_entry_points_find_and_main_in_one_task(tmp_path):
+    """repair.yml skips Ansible's own validation (its task would load the node's connection plugin per host): find.yml
+    checks find's options and main's in one task on the controller. A wrong one of either fails its host, naming it."""
+    healthy = build_scenario("healthy-cu12", tmp_path / "healthy", cache=CACHE)
+    host_vars = {"findopt": {"venv_repair_find_processes": "sometimes"}, "mainopt": {"venv_repair_batch_size": "many"},
+                 "good": {}}
+    inventory = write_inventory(tmp_path, {name: healthy for name in host_vars}, host_vars=host_vars)
+    before = tree_digest(str(healthy.venv))
+    rc, output, recap, stats = run_playbook(tmp_path, inventory, "--check")
+    assert rc == 2, output
+    assert "Validating arguments against arg spec" not in output
+    check = "TASK [gpuops.cuda_venv.venv_repair : Check the role's variables against the specs of entry point find and of main"
+    section = output.split(check, 1)[1].split("TASK [", 1)[0]
+    failures = {host: json.JSONDecoder().raw_decode(section[at:])[0]["msg"]
+                for host, at in ((match.group(1), match.end()) for match in re.finditer(r"^fatal: \[(\w+)\]: FAILED! => ", section, re.M))}
+    booleans = failures["findopt"].rsplit("include: ", 1)[-1]
+    assert failures == {
+        "findopt": "Validation of arguments failed:\nargument 'venv_repair_find_processes' is of type str and we were "
+                   "unable to convert to bool: The value 'sometimes' is not a valid boolean. Valid booleans include: " + booleans,
+        "mainopt": "Validation of arguments failed:\nargument 'venv_repair_batch_size' is of type str and we were unable "
+                   "to convert to int: \"'many'\" cannot be converted to an int"}, output
+    assert "'yes'" in booleans, booleans
+    unrecorded = "no outcome - unreachable, failed before its run could record one (its error is above), or the rollout " \
+                 "stopped before it"
+    assert recap == {"findopt": unrecorded, "mainopt": unrecorded,
+                     "good": "healthy before - healthy; nothing to do"}, recap
+    assert stats["findopt"]["failed"] == 1 and stats["mainopt"]["failed"] == 1 and stats["good"]["failed"] == 0
+    assert tree_digest(str(healthy.venv)) == before
+
+
 def test_repair_playbook_checks_the_sources_only_where_there_is_work(tmp_path):
     """A healthy, guarded host whose tools venv is ready costs one module call: its wheel sources are not checked
     (nothing would be installed from them). A host with work to do, its tools venv as ready, still fails on a missing

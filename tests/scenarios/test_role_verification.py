@@ -70,23 +70,26 @@ def test_role_benchmarks_with_the_users_command_and_keeps_the_live_venv_when_the
 
 def test_a_play_hooks_its_service_restart_to_the_restart_topic_fake_facts(tmp_path):
     """Until the facts report processes on replaced libraries here, the facts are given (fake): after a repair, one
-    host has such a process and one none; a third was not repaired (its diagnosis names one). The play's own handler
-    listens to the role's topic."""
+    host has such a process and one none; a third was not repaired (its diagnosis names one). The role's step that
+    records the outcome (tasks/outcome.yml) keeps and names them; the play's own handler listens to the role's topic."""
     needed = [{"pid": 4242, "cmdline": "/opt/venvs/train/bin/python train.py", "files": ["/opt/venvs/train/lib/libx.so (deleted)"]}]
+    diagnosis = {"plan": {"batches": []}, "ansible_facts": {"cuda_venv": {"summary": "healthy", "performance": {}}}}
     hosts = {"stale": {"facts_after": {"ansible_facts": {"cuda_venv": {"performance": {"restart_needed": needed}}}}},
              "fresh": {"facts_after": {"ansible_facts": {"cuda_venv": {}}}},
              # no repair ran (no facts after it): the diagnosis's processes
-             "unrepaired": {"facts_after": {}, "__venv_repair_plan": {"ansible_facts": {"cuda_venv": {"performance": {
-                 "restart_needed": [dict(needed[0], pid=77)]}}}}}}
-    common = {"ansible_connection": "local", "ansible_python_interpreter": sys.executable, "venv_repair_path": "/opt/venvs/train"}
+             "unrepaired": {"facts_after": {}, "diagnosis": {"plan": {"batches": []}, "ansible_facts": {"cuda_venv": {
+                 "summary": "healthy", "performance": {"restart_needed": [dict(needed[0], pid=77)]}}}}}}
+    common = {"ansible_connection": "local", "ansible_python_interpreter": sys.executable, "venv_repair_path": "/opt/venvs/train",
+              "diagnosis": diagnosis}
     inventory = tmp_path / "inventory.yml"
     inventory.write_text(yaml.safe_dump({"all": {"vars": common, "hosts": hosts}}), encoding="utf-8")
-    include = {"name": "gpuops.cuda_venv.venv_repair", "tasks_from": "restart.yml"}
+    include = {"name": "gpuops.cuda_venv.venv_repair", "tasks_from": "outcome.yml"}
     restart = {"dest": str(tmp_path) + "/restarted-{{ inventory_hostname }}.json", "mode": "0644",
                "content": "{{ venv_repair_restart_needed | map(attribute='pid') | list | to_json }}"}
     play = {"name": "Repair and restart", "hosts": "all", "gather_facts": False,
-            "tasks": [{"name": "Name the processes", "ansible.builtin.include_role": include,
-                       "vars": {"__venv_repair_after": "{{ facts_after }}"}}],
+            "tasks": [{"name": "Record the outcome", "ansible.builtin.include_role": include,
+                       "vars": {"__venv_repair_after": "{{ facts_after }}", "__venv_repair_plan": "{{ diagnosis }}",
+                                "__venv_repair_done": []}}],
             "handlers": [{"name": "Restart the trainer", "listen": "cuda venv restart needed", "ansible.builtin.copy": restart}]}
     playbook = tmp_path / "play.yml"
     playbook.write_text(yaml.safe_dump([play]), encoding="utf-8")

@@ -45,6 +45,9 @@ def test_local_connection_only_on_controller_actions(path):
 
 def test_the_healthy_path_templates_locally():
     """The controller-only tasks a healthy host passes through carry it (what the fleet's no-op pass saves)."""
-    main = yaml.safe_load((ROLES / "venv_repair" / "tasks" / "main.yml").read_text(encoding="utf-8"))
-    local = {task["name"] for task, _action, here in _tasks(main) if here}
-    assert {"Start with no outcome", "Fail when the plan cannot make the venv healthy"} <= local
+    local = set()
+    for name in ("main.yml", "work.yml", "outcome.yml"):
+        tasks = yaml.safe_load((ROLES / "venv_repair" / "tasks" / name).read_text(encoding="utf-8"))
+        local |= {task["name"] for task, _action, here in _tasks(tasks) if here}
+    assert {"Start with no outcome", "Fail when the plan cannot make the venv healthy",
+            "Name the processes that still map replaced libraries of the venv"} <= local
