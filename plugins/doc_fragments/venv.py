@@ -40,8 +40,8 @@ options:
       - How files are checked against C(RECORD).
       - C(size) checks that every listed file exists and has the listed size.
       - C(hash) also compares the sha256 of every file. It reads every byte, on every CPU the module may run on. With
-        256 MiB or more per CPU, child Pythons of the module's interpreter hash, mapping the large files instead of
-        copying them. A file truncated while it is mapped ends only that child, and the module reads what it left.
+        256 MiB or more per CPU, child Pythons of the module's interpreter hash, while the module reads the rest of
+        the venv. What a child did not answer (it could not start, or was killed), the module hashes itself.
       - The repair checks so while planning; the wheels it installed or reinstalled are always hashed after it.
     type: str
     choices: [size, hash]

@@ -180,14 +180,14 @@ def _bytecode_cache(entry) -> bool:
     return entry.digest is None and entry.size is None and entry.path.endswith(".pyc")
 
 
-IN_CHILD_AT_LEAST = 256 * 1024 * 1024  # a share this large is hashed in a child Python, its large files mapped
+IN_CHILD_AT_LEAST = 256 * 1024 * 1024  # a share this large is hashed in a child Python (its own interpreter lock)
 
 
 class _Hashing:
     """Hash ``wanted`` ({(path, algorithm): size}) into ``digests``, started at once: each worker thread takes a share
     of about equal bytes (largest files first, each to the least loaded worker), hashed in the thread with one buffer,
     or by a child Python when the share holds IN_CHILD_AT_LEAST bytes; whatever the child did not answer (it could
-    not start, or a file was truncated while mapped) the thread hashes by reading. wait() fills ``digests``."""
+    not start, or it was killed) the thread hashes. wait() fills ``digests``."""
 
     def __init__(self, wanted: dict, digests: dict, workers: Optional[int]):
         self.digests = digests
@@ -227,9 +227,8 @@ def usable_cpus() -> int:
 
 def digests_in_child(jobs: list) -> list:
     """The RECORD digests of ``jobs`` ([(path, algorithm)]) from a child Python (this interpreter, isolated: ``-I
-    -S``) running record_hash.py (its serve), large files mapped: in job order, each a digest or None (the child could
-    not read that file). Shorter than ``jobs`` when the child could not start or ended early (a file truncated while
-    mapped: SIGBUS); the rest is the caller's to hash."""
+    -S``) running record_hash.py (its serve): in job order, each a digest or None (the child could not read that
+    file). Shorter than ``jobs`` when the child could not start or ended early (killed); the rest is the caller's."""
     program = child_program()
     if program is None or not sys.executable or not jobs:
         return []

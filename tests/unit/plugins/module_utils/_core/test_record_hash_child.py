@@ -1,16 +1,15 @@
 # -*- coding: utf-8 -*-
 # Copyright: (c) 2026, gpuops.cuda_venv contributors
 # GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
-"""Tests for the hashing children (record_check.digests_in_child): a real child Python running record_hash.py, its
-large files mapped; a file truncated while mapped (a real SIGBUS) ends the child, and the caller hashes the rest by
-reading."""
+"""Tests for the hashing children (record_check.digests_in_child): a real child Python running record_hash.py; a
+child killed while it hashes answers what it finished, and the caller hashes the rest by reading."""
 
 from __future__ import annotations
 
 import errno
-import hashlib
 import json
 import os
+import signal
 import subprocess
 import sys
 import threading
@@ -18,7 +17,7 @@ import time
 import zipfile
 
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._core import record_hash
-from ansible_collections.gpuops.cuda_venv.plugins.module_utils._core.record_hash import MAPPED_AT_LEAST, file_digest
+from ansible_collections.gpuops.cuda_venv.plugins.module_utils._core.record_hash import CHUNK, file_digest
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._read.packaging.record_check import (
     _digest_share,
     digests_in_child,
@@ -30,7 +29,7 @@ SPARSE = 2 * 1024 * 1024 * 1024  # hashing this many zeros takes the child about
 
 def test_the_child_answers_each_job_in_order_as_file_digest_does(tmp_path):
     odd = "odd\nname\udcff"  # a newline, and a byte that is not UTF-8 (0xff)
-    data = {"empty": b"", "small": b"abc", "large": os.urandom(MAPPED_AT_LEAST + 12345), odd: b"x\n"}
+    data = {"empty": b"", "small": b"abc", "large": os.urandom(3 * CHUNK + 12345), odd: b"x\n"}
     paths = {}
     for name, content in data.items():
         paths[name] = os.path.join(str(tmp_path), name)
@@ -50,92 +49,66 @@ def test_the_child_answers_each_job_in_order_as_file_digest_does(tmp_path):
     assert digests_in_child([]) == []
 
 
-def _children_mapping(path):
-    """The pids of this process's children that have ``path`` mapped."""
+def _children_reading(path):
+    """The pids of this process's children that have ``path`` open."""
     found = []
     for pid in filter(str.isdigit, os.listdir("/proc")):
         try:
             with open("/proc/%s/stat" % pid, "rb") as handle:
                 parent = int(handle.read().rsplit(b")", 1)[1].split()[1])
             if parent == os.getpid():
-                with open("/proc/%s/maps" % pid, encoding="utf-8", errors="surrogateescape") as handle:
-                    if any(line.rstrip("\n").endswith(" " + path) for line in handle):
-                        found.append(int(pid))
+                fds = "/proc/%s/fd" % pid
+                if any(os.readlink(os.path.join(fds, fd)) == path for fd in os.listdir(fds)):
+                    found.append(int(pid))
         except (OSError, ValueError, IndexError):
             continue
     return found
 
 
-def _truncate_once_mapped(path, done):
+def _kill_once_reading(path, done):
+    """Kill the child hashing ``path`` (SIGKILL), then empty the file: what the share's thread hashes after is b""."""
     while not done.is_set():
-        if _children_mapping(path):
+        for pid in _children_reading(path):
+            os.kill(pid, signal.SIGKILL)
             os.truncate(path, 0)
             return
         time.sleep(0.001)
 
 
-def test_a_file_truncated_while_mapped_ends_the_child_and_the_share_is_finished_by_reading(tmp_path):
+def _big_and_small(tmp_path, text):
     big, small = str(tmp_path / "big.so"), str(tmp_path / "small.py")
     with open(big, "wb") as handle:
         handle.truncate(SPARSE)  # a hole: no disk used
     with open(small, "wb") as handle:
-        handle.write(b"print(1)\n")
-    jobs = [(big, "sha256"), (small, "sha256")]
+        handle.write(text)
+    return big, small
+
+
+def _while_killing(big, work):
     done = threading.Event()
-    truncating = threading.Thread(target=_truncate_once_mapped, args=(big, done))
-    truncating.start()
+    killing = threading.Thread(target=_kill_once_reading, args=(big, done))
+    killing.start()
     try:
-        answered = digests_in_child(jobs)
+        return work()
     finally:
         done.set()
-        truncating.join()
-    assert os.path.getsize(big) == 0  # truncated while the child had it mapped
-    assert answered == []  # SIGBUS on the first file: nothing answered
+        killing.join()
+
+
+def test_a_child_killed_while_it_hashes_answers_nothing_more_and_the_share_is_finished_by_reading(tmp_path):
+    big, small = _big_and_small(tmp_path, b"print(1)\n")
+    jobs = [(big, "sha256"), (small, "sha256")]
+    answered = _while_killing(big, lambda: digests_in_child(jobs))
+    assert os.path.getsize(big) == 0  # emptied once the child reading it was killed
+    assert answered == []  # killed on the first file: nothing answered
     # The share's thread finishes it by reading: the big file as it is now (empty), the small one.
     assert _digest_share(jobs, False) == [b64_sha256(b""), b64_sha256(b"print(1)\n")]
 
 
 def test_a_share_whose_child_ends_early_is_finished_by_its_thread(tmp_path):
-    big, small = str(tmp_path / "big.so"), str(tmp_path / "small.py")
-    with open(big, "wb") as handle:
-        handle.truncate(SPARSE)
-    with open(small, "wb") as handle:
-        handle.write(b"print(2)\n")
-    done = threading.Event()
-    truncating = threading.Thread(target=_truncate_once_mapped, args=(big, done))
-    truncating.start()
-    try:
-        found = _digest_share([(big, "sha256"), (small, "sha256")], True)
-    finally:
-        done.set()
-        truncating.join()
+    big, small = _big_and_small(tmp_path, b"print(2)\n")
+    found = _while_killing(big, lambda: _digest_share([(big, "sha256"), (small, "sha256")], True))
     assert found == [b64_sha256(b""), b64_sha256(b"print(2)\n")]
-
-
-def test_the_child_maps_a_large_file(tmp_path):
-    """The child has the large file in its maps while it hashes it: the test sees it there."""
-    big = str(tmp_path / "big.so")
-    with open(big, "wb") as handle:
-        handle.truncate(256 * MAPPED_AT_LEAST)
-    seen = []
-    done = threading.Event()
-
-    def watch():
-        while not done.is_set() and not seen:
-            seen.extend(_children_mapping(big))
-            time.sleep(0.001)
-    watching = threading.Thread(target=watch)
-    watching.start()
-    try:
-        answered = digests_in_child([(big, "sha256")])
-    finally:
-        done.set()
-        watching.join()
-    zeros = hashlib.sha256()
-    for _block in range(256):
-        zeros.update(bytes(MAPPED_AT_LEAST))
-    assert answered == [record_hash.record_digest(zeros)]
-    assert len(seen) == 1
 
 
 CHILD = """
