@@ -42,7 +42,8 @@ options:
       - C(hash) also compares the sha256 of every file. It reads every byte, on every CPU the module may run on. With
         256 MiB or more per CPU, child Pythons of the module's interpreter hash, while the module reads the rest of
         the venv. What a child did not answer (it could not start, or was killed), the module hashes itself.
-      - The repair checks so while planning; the wheels it installed or reinstalled are always hashed after it.
+      - The repair checks so while planning; the wheels it installed or reinstalled are always hashed, beside the
+        test of its plan's last batch.
     type: str
     choices: [size, hash]
     default: size

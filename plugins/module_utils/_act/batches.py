@@ -151,8 +151,13 @@ def _run_batch(run: Run, begin, batch: Batch, state, plan: Plan):
     crash_point("repair.before-probe")
     # A batch on a copy that is not the plan's last gets the light test (the real loader on the anchor's compiled
     # parts): the full import and probe_command follow the last batch, and any failure discards the whole copy.
-    after, light = with_light_test(lambda loader_only: observed_after(run.options, run.runner, run.loader, loader_only),
-                                   txn.light_test and batch is not plan.batches[-1])
+    # The plan's last batch also hashes what the repair installed, beside the import (on a core it leaves idle): the
+    # result's ``verified`` (outcome.recheck_touched) reuses those digests.
+    last = batch is plan.batches[-1]
+    hashed = tuple(sorted(run.progress.touched)) if last else ()
+    after, light = with_light_test(
+        lambda loader_only: observed_after(run.options, run.runner, run.loader, loader_only, () if loader_only else hashed),
+        txn.light_test and not last)
     found = health(after, run.options, run.runner, run_check_command=not light)
     record["test"] = what_tested(run.options, light)
 

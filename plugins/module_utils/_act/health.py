@@ -16,7 +16,7 @@ from __future__ import annotations
 import dataclasses
 import os
 from dataclasses import dataclass
-from typing import Callable, Optional
+from typing import Callable, Optional, Tuple
 
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._core.runner import Runner
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._decide.diagnose import diagnose
@@ -93,11 +93,12 @@ def probe_pycache(obs: Observations, state_dir: str) -> Optional[str]:
     return os.path.join(state_dir, PYCACHE_DIR)
 
 
-def observed_after(options, runner: Runner, loader: Optional[LoaderConfig], loader_only: bool = False):
+def observed_after(options, runner: Runner, loader: Optional[LoaderConfig], loader_only: bool = False,
+                   hashed: Tuple[str, ...] = ()):
     """The venv read again after a batch, probed when the repair probes (never NVML); ``loader_only``: the light
-    test (probe.probe_import)."""
-    return observe(dataclasses.replace(options.facts, probe=options.probe, gpu=False, probe_loader_only=loader_only),
-                   runner, loader)
+    test (probe.probe_import); ``hashed``: keys of distributions whose files are hashed too (beside the import)."""
+    return observe(dataclasses.replace(options.facts, probe=options.probe, gpu=False, probe_loader_only=loader_only,
+                                       hash_distributions=hashed), runner, loader)
 
 
 def what_tested(options, light: bool) -> str:

@@ -83,9 +83,11 @@ def result(run, after, plan: Plan, changed=None, failed=False, probe_obs=None, v
 
 def recheck_touched(obs: Observations, touched) -> dict:
     """sha256 of every file of every reinstalled or installed distribution against its RECORD (the result's
-    ``verified``; not the ``verify`` option, which says how the facts check RECORD)."""
+    ``verified``; not the ``verify`` option, which says how the facts check RECORD). ``obs`` is the venv as the
+    repair left it: the digests its reading took (``hash_distributions``, the last batch's) are reused."""
     dists = [dist for dist in obs.distributions if dist.key in touched]
-    states = check_all(dists, obs.layout.root, "hash")  # a share per usable CPU, largest files first
+    # a share per usable CPU, largest files first; what obs hashed already is not hashed again
+    states = check_all(dists, obs.layout.root, "hash", digests=dict(obs.digests))
     verdict = {}
     for dist in dists:
         state = states[dist.dist_info]

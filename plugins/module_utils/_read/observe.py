@@ -76,6 +76,8 @@ class FactsOptions:
     lock: Optional[ParsedLock] = None  # the user's lock (_read/packaging/lock_file.py): the declared state is what it selects
     lock_extras: Tuple[str, ...] = ()  # the lock's extras and dependency groups asked for (None: its default groups)
     lock_groups: Optional[Tuple[str, ...]] = None
+    hash_distributions: Tuple[str, ...] = ()  # keys of distributions whose files are hashed whatever verify says: what the
+    # repair installed, hashed beside the import that tests its plan's last batch (outcome.recheck_touched reuses them)
 
 
 @dataclass(frozen=True)
@@ -296,7 +298,7 @@ def _read_files(options, layout, dists, reader) -> _Files:
     real: Dict[str, str] = {}  # each folder's real path, resolved once for the locations and the owner index
     locations = locate_entries(dists, layout.root, real)
     checking = start_check_all(dists, layout.root, options.verify, digests=digests, locations=locations, stats=stats,
-                               links=links)
+                               links=links, also_hash=frozenset(options.hash_distributions))
     listing = listed_paths(dists, locations)
     owner_index, unsafe = _index_owners(dists, locations, links, listing, real)
     objects = _scan_objects(dists, locations, reader.elf)

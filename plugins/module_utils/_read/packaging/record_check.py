@@ -58,7 +58,8 @@ class Conflict:
 
 
 def check_all(dists, venv_root: str, mode: str = "size", workers: Optional[int] = None, digests: Optional[dict] = None,
-              locations: Optional[dict] = None, stats: Optional[dict] = None, links: Optional[set] = None) -> dict:
+              locations: Optional[dict] = None, stats: Optional[dict] = None, links: Optional[set] = None,
+              also_hash: frozenset = frozenset()) -> dict:
     """{dist_info: FileState} for every distribution.
 
     ``size`` mode only stats files (one thread). ``hash`` mode also hashes every
@@ -71,13 +72,14 @@ def check_all(dists, venv_root: str, mode: str = "size", workers: Optional[int] 
     locate_entries() returned for ``dists``, when the caller has it. Pass a dict as ``stats`` to receive
     {abs_path: os.stat_result, None (absent) or OSError} of every entry (the install times read them), and a set as
     ``links`` to receive the entries that are symlinks (each file is lstat'ed, and stat'ed again only when it is one).
+    ``also_hash``: keys of distributions hashed in ``size`` mode too (the repair's installed ones, beside its last test).
     """
-    return start_check_all(dists, venv_root, mode, workers, digests, locations, stats, links).result()
+    return start_check_all(dists, venv_root, mode, workers, digests, locations, stats, links, also_hash).result()
 
 
 def start_check_all(dists, venv_root: str, mode: str = "size", workers: Optional[int] = None,
                     digests: Optional[dict] = None, locations: Optional[dict] = None, stats: Optional[dict] = None,
-                    links: Optional[set] = None) -> "PendingCheck":
+                    links: Optional[set] = None, also_hash: frozenset = frozenset()) -> "PendingCheck":
     """check_all, returning once every entry is stat'ed (``stats`` and ``links`` filled): the hashing goes on in its
     threads while the caller reads on; PendingCheck.result() waits for it, fills ``digests`` and gives the states."""
     if mode not in MODES:
@@ -86,27 +88,35 @@ def start_check_all(dists, venv_root: str, mode: str = "size", workers: Optional
     stats = {} if stats is None else stats
     links = set() if links is None else links
     locations = locations if locations is not None else locate_entries(dists, venv_root)
-    if mode == "size":
-        return PendingCheck({dist.dist_info: _size_state(locations[dist.dist_info], stats, links) for dist in dists})
-    _stat_all(locations, stats, links)
-    plans = [(dist, [_plan(entry, loc, mode, stats) for entry, loc, _problem in locations[dist.dist_info]])
-             for dist in dists]
+    hashed = dists if mode == "hash" else [dist for dist in dists if dist.key in also_hash]
+    sized = {dist.dist_info: _size_state(locations[dist.dist_info], stats, links) for dist in dists
+             if mode == "size" and dist.key not in also_hash}
+    if not hashed:
+        return PendingCheck(dists, sized)
+    _stat_all({dist.dist_info: locations[dist.dist_info] for dist in hashed}, stats, links)
+    plans = [(dist, [_plan(entry, loc, "hash", stats) for entry, loc, _problem in locations[dist.dist_info]])
+             for dist in hashed]
     wanted = {(loc, entry.algorithm): stats[loc].st_size for _dist, rows in plans for entry, loc, status in rows if status == "hash"}
-    return PendingCheck(None, _Hashing(wanted, digests, workers), plans, stats)
+    if mode == "size" and workers is None:  # hashing beside other work (the repair's import test): a CPU left to it
+        workers = max(1, usable_cpus() - 1)
+    return PendingCheck(dists, sized, _Hashing(wanted, digests, workers), plans, stats)
 
 
 class PendingCheck:
     """start_check_all's answer: the states at once (size mode), or once the hashing is done."""
 
-    def __init__(self, states: Optional[dict], hashing: Optional["_Hashing"] = None, plans=None, stats=None):
-        self._states, self._hashing, self._plans, self._stats = states, hashing, plans, stats
+    def __init__(self, dists, known: dict, hashing: Optional["_Hashing"] = None, plans=None, stats=None):
+        self._dists, self._known, self._hashing, self._plans, self._stats = dists, known, hashing, plans, stats
+        self._states: Optional[dict] = None if hashing is not None else known
 
     def result(self) -> dict:
-        """{dist_info: FileState}; waits for the hashing (once)."""
+        """{dist_info: FileState} in ``dists`` order; waits for the hashing (once)."""
         if self._states is None:
             failed = self._hashing.wait()
-            self._states = {dist.dist_info: _state(rows, self._stats, self._hashing.digests, failed)
-                            for dist, rows in self._plans}
+            found = dict(self._known)
+            found.update((dist.dist_info, _state(rows, self._stats, self._hashing.digests, failed))
+                         for dist, rows in self._plans)
+            self._states = {dist.dist_info: found[dist.dist_info] for dist in self._dists}
         return self._states
 
 

@@ -66,3 +66,18 @@ def test_only_the_touched_wheels_are_hashed_against_their_record(tmp_path):
     obs = dataclasses.replace(healthy, distributions=read_distributions([str(site)]),
                               layout=dataclasses.replace(healthy.layout, root=str(tmp_path)))
     assert recheck_touched(obs, {"good", "bad", "gone"}) == {"bad": "1 missing, 1 modified", "good": "ok"}
+
+
+
+def test_the_digests_the_last_reading_took_are_reused_not_taken_again(tmp_path):
+    """The plan's last test hashed what the repair installed (hash_distributions): a digest the observation holds
+    decides; a file it did not hash is hashed now."""
+    site = tmp_path / "lib" / "python3.12" / "site-packages"
+    make_dist(str(site), "good", "1", files={"good/__init__.py": b"x = 1\n"})
+    make_dist(str(site), "other", "1", files={"other/__init__.py": b"o = 1\n"})
+    healthy = O.healthy()
+    planted = {(str(site / "good" / "__init__.py"), "sha256"): "planted"}
+    obs = dataclasses.replace(healthy, distributions=read_distributions([str(site)]), digests=planted,
+                              layout=dataclasses.replace(healthy.layout, root=str(tmp_path)))
+    assert recheck_touched(obs, {"good", "other"}) == {"good": "0 missing, 1 modified", "other": "ok"}
+    assert obs.digests == planted  # the observation's own digests are not added to

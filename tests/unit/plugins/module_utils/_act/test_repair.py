@@ -14,6 +14,7 @@ import time
 
 import pytest
 
+from ansible_collections.gpuops.cuda_venv.plugins.module_utils._act import batches
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._act.journal import Journal
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._read.observe import FactsOptions
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._decide.plan import DesiredState
@@ -25,7 +26,8 @@ from ansible_collections.gpuops.cuda_venv.plugins.module_utils._read.venv_layout
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._act.facts import gather_facts
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._read.probe import IMPORT_SCRIPT
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._read.read_index import index_path
-from ansible_collections.gpuops.cuda_venv.plugins.module_utils._core.runner import SubprocessRunner
+from ansible_collections.gpuops.cuda_venv.plugins.module_utils._core.runner import CommandResult, SubprocessRunner
+from ansible_collections.gpuops.cuda_venv.plugins.module_utils._read.packaging import record_check
 from ansible_collections.gpuops.cuda_venv.tests.support.dist_helpers import make_dist
 from ansible_collections.gpuops.cuda_venv.tests.support.tree_digest import tree_digest
 
@@ -223,3 +225,43 @@ def test_check_mode_names_what_a_killed_swap_left_as_a_pending_recovery(tmp_path
     result = repair(options, read_layout(str(venv)), lambda _observed: _InstallerNeverCalled(), SubprocessRunner())
     assert result["pending_recovery"] == "a leftover copy %s will be removed first" % leftover
     assert result["changed"] is True and os.path.isdir(leftover)
+
+
+class _FakeInstallerWritingDists:
+    """A fake of an installer (pip or uv): install writes each requirement's distribution with make_dist."""
+
+    name = "fake"
+    pass_fds = ()
+
+    def __init__(self, site):
+        self.site = site
+
+    def install(self, requirements, **_kwargs):
+        for requirement in requirements:
+            name, _sep, version = requirement.partition("==")
+            make_dist(self.site, name, version, files={"%s/__init__.py" % name: b"installed = True\n"})
+        return CommandResult(("fake", "install") + tuple(requirements), 0, "", "")
+
+    def uninstall(self, requirements):
+        raise AssertionError("nothing to uninstall: %r" % (requirements,))
+
+
+def test_the_last_batch_s_test_hashes_what_it_installed_and_verified_takes_those_digests_fake_installer(tmp_path,
+                                                                                                        monkeypatch):
+    """The plan's last batch is tested with the wheels the repair installed hashed beside the import; the result's
+    verified reuses those digests: each installed file is hashed once (mutation: no hashed to observed_after, and
+    the test asks for nothing)."""
+    venv = _jax_venv(tmp_path)
+    site = str(next(venv.glob("lib/python3*/site-packages")))
+    asked, hashed = [], []
+    real_observed_after, real_digest = batches.observed_after, record_check.file_digest
+    monkeypatch.setattr(batches, "observed_after", lambda *args: asked.append(args[4]) or real_observed_after(*args))
+    monkeypatch.setattr(record_check, "file_digest", lambda path, *args: hashed.append(path) or real_digest(path, *args))
+    options = RepairOptions(facts=FactsOptions(path=str(venv), anchor="jax"), desired=DesiredState())
+    result = repair(options, read_layout(str(venv)), lambda _observed: _FakeInstallerWritingDists(site),
+                    SubprocessRunner())
+    assert [b["result"] for b in result["batches"]] == ["committed"]
+    assert asked == [("jaxlib",)]
+    assert result["verified"] == {"jaxlib": "ok"}
+    jaxlib = [p for p in hashed if "/jaxlib" in p]
+    assert sorted(jaxlib) == sorted(set(jaxlib)) and len(jaxlib) == 3  # __init__.py, METADATA, INSTALLER: once each

@@ -141,6 +141,27 @@ def test_check_all_parallel_and_digests(venv):
     assert check_all(dists, venv, mode="hash", digests=planted)[dists[1].dist_info].modified == ("b/big.so",)
 
 
+
+def test_size_mode_hashes_the_distributions_also_hash_names_and_keeps_the_distributions_order(venv):
+    """The repair's last test reads the venv in size mode and hashes what it installed beside the import."""
+    site = site_of(venv)
+    make_dist(site, "a", "1", {"a/lib.so": b"\x7fELF a"})
+    make_dist(site, "b", "1", {"b/lib.so": b"\x7fELF b", "b/big.so": os.urandom(3 * 1024 * 1024)})
+    make_dist(site, "c", "1", {"c/lib.so": b"\x7fELF c"})
+    for name in ("a", "b"):  # the same size, other bytes
+        with open(site + "/%s/lib.so" % name, "r+b") as handle:
+            handle.write(b"\0")
+    dists = read_distributions([site])
+    digests = {}
+    states = check_all(dists, venv, digests=digests, also_hash=frozenset({"b"}))
+    assert list(states) == [d.dist_info for d in dists]
+    assert states[dists[0].dist_info].modified == ()  # a: sizes only
+    assert states[dists[1].dist_info] == FileState((), ("b/lib.so",), (), 5, meta_bytes(dists[1]))
+    assert states[dists[2].dist_info] == check_all([dists[2]], venv)[dists[2].dist_info]
+    assert sorted(digests) == sorted((site + "/" + e.path, "sha256") for e in dists[1].entries if e.digest)
+    assert check_all(dists, venv, also_hash=frozenset({"b"})) == {
+        **check_all(dists, venv), dists[1].dist_info: check_all([dists[1]], venv, mode="hash")[dists[1].dist_info]}
+
 def test_conflicts(venv):
     site = site_of(venv)
     cu12 = make_dist(site, "nvidia-cudnn-cu12", "9.10.2.21", {SO: CU12, "nvidia/cudnn/include/cudnn.h": b"h12"})
