@@ -25,6 +25,7 @@ from ansible_collections.gpuops.cuda_venv.plugins.module_utils._act.recovery imp
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._act.run import Run
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._act.snapshot import escaping_directory_links
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._core.crash_points import crash_point
+from ansible_collections.gpuops.cuda_venv.plugins.module_utils._core.durable import start_writeback
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._core.redact import redact
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._decide.diagnose import diagnose
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._decide.plan import Batch, Completion, Plan, complete_plan, make_plan
@@ -147,6 +148,7 @@ def _run_batch(run: Run, begin, batch: Batch, state, plan: Plan):
                 run.progress.unfixable.append(message)
                 return None
             _fail(run, txn, record, message, outcome.result(run, starting()[0], plan, failed=True))
+    start_writeback(root)  # on the disk while the batch is tested: the sync before its commit (or the exchange) is short
     txn.probe()
     crash_point("repair.before-probe")
     # A batch on a copy that is not the plan's last gets the light test (the real loader on the anchor's compiled

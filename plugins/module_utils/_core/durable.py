@@ -18,6 +18,7 @@ from __future__ import annotations
 import ctypes
 import os
 import stat
+import threading
 from typing import Callable, Optional, Tuple
 
 # Tries at a free temporary name (tempfile.TMP_MAX): another process would have to take 10000 random names.
@@ -75,6 +76,20 @@ def sync_filesystem(path: str) -> None:
             raise OSError(err, os.strerror(err), path)
     finally:
         os.close(fd)
+
+
+def start_writeback(path: str) -> None:
+    """sync_filesystem(path) in a thread not waited for: what the installers wrote goes to the disk while the caller
+    tests it, and the sync_filesystem that must come before the commit (or the exchange) finds less left to write.
+    Never a substitute for that call: nothing waits for this one, and an error here is left for that one to meet."""
+    threading.Thread(target=_sync_quietly, args=(path,), name="writeback", daemon=True).start()
+
+
+def _sync_quietly(path: str) -> None:
+    try:
+        sync_filesystem(path)
+    except OSError:
+        pass
 
 
 def replace_file(path: str, data: bytes, mode: int = 0o600, owner: Optional[Tuple[int, int]] = None) -> None:

@@ -14,13 +14,14 @@ import re
 import shutil
 import stat
 import tempfile
+import threading
 import types
 
 import pytest
 
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._core import durable
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._core.durable import (
-    fsync_dir, fsync_file, make_dirs, replace_file, replace_with, rewrite_file, sync_filesystem)
+    fsync_dir, fsync_file, make_dirs, replace_file, replace_with, rewrite_file, start_writeback, sync_filesystem)
 
 ROOT = os.geteuid() == 0
 NOBODY = 65534  # the writer that is not root
@@ -320,6 +321,27 @@ def test_the_temporary_is_owner_only_while_written_under_a_name_of_8_random_hex_
     assert os.path.dirname(temporary) == str(tmp_path) and re.fullmatch(r"\.state\.json\.[0-9a-f]{8}\.tmp", os.path.basename(temporary))
     assert access == "w" and folder == (str(tmp_path), "r")
 
+
+
+def test_start_writeback_syncs_in_a_thread_not_waited_for_and_keeps_its_errors(tmp_path, monkeypatch):
+    """The caller goes on at once; the sync runs in its own thread; a folder it cannot sync raises nowhere (the
+    sync before the commit meets that error)."""
+    synced, release = [], threading.Event()
+
+    def slow_sync(path):
+        release.wait(10)
+        synced.append((path, threading.current_thread().name))
+        raise OSError(errno.EIO, "Input/output error", path)
+    monkeypatch.setattr(durable, "sync_filesystem", slow_sync)
+    uncaught = []
+    monkeypatch.setattr(threading, "excepthook", uncaught.append)
+    start_writeback(str(tmp_path))
+    assert synced == []  # returned before the sync ran
+    (thread,) = [t for t in threading.enumerate() if t.name == "writeback"]
+    release.set()
+    thread.join(10)
+    assert synced == [(str(tmp_path), "writeback")] and not thread.is_alive()
+    assert uncaught == []  # the OSError stayed in the thread
 
 def test_a_failing_syncfs_raises_the_errno_the_c_library_set_with_the_path_mocked(tmp_path, monkeypatch):
     """syncfs cannot be made to fail on demand here (an I/O error, a full disk): the stand-in library is the real C
