@@ -68,7 +68,6 @@ def test_only_the_touched_wheels_are_hashed_against_their_record(tmp_path):
     assert recheck_touched(obs, {"good", "bad", "gone"}) == {"bad": "1 missing, 1 modified", "good": "ok"}
 
 
-
 def test_the_digests_the_last_reading_took_are_reused_not_taken_again(tmp_path):
     """The plan's last test hashed what the repair installed (hash_distributions): a digest the observation holds
     decides; a file it did not hash is hashed now."""

@@ -322,7 +322,6 @@ def test_the_temporary_is_owner_only_while_written_under_a_name_of_8_random_hex_
     assert access == "w" and folder == (str(tmp_path), "r")
 
 
-
 def test_start_writeback_syncs_in_a_thread_not_waited_for_and_keeps_its_errors(tmp_path, monkeypatch):
     """The caller goes on at once; the sync runs in its own thread; a folder it cannot sync raises nowhere (the
     sync before the commit meets that error)."""
@@ -342,6 +341,7 @@ def test_start_writeback_syncs_in_a_thread_not_waited_for_and_keeps_its_errors(t
     thread.join(10)
     assert synced == [(str(tmp_path), "writeback")] and not thread.is_alive()
     assert uncaught == []  # the OSError stayed in the thread
+
 
 def test_a_failing_syncfs_raises_the_errno_the_c_library_set_with_the_path_mocked(tmp_path, monkeypatch):
     """syncfs cannot be made to fail on demand here (an I/O error, a full disk): the stand-in library is the real C

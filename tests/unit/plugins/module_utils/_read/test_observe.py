@@ -190,7 +190,6 @@ def test_owner_index_of_a_venv_behind_a_symlink_answers_for_both_paths(tmp_path)
     assert [d.label for d in obs.owners_of(venv + "/lib/python3.12/site-packages/demo/lib.so")] == ["demo 1.0"]
 
 
-
 def test_hash_distributions_are_hashed_whatever_verify_says_and_their_digests_kept(tmp_path):
     venv = _disk_venv(tmp_path)
     site = venv + "/lib/python3.12/site-packages"
@@ -206,6 +205,7 @@ def test_hash_distributions_are_hashed_whatever_verify_says_and_their_digests_ke
     assert states["demo"].modified == ()  # verify size: not hashed
     assert {path for path, _algorithm in obs.digests} == {
         os.path.join(site, e.path) for d in obs.distributions if d.key == "nvidia-nccl-cu12" for e in d.entries if e.digest}
+
 
 def test_a_layout_already_read_is_taken_and_one_of_another_path_is_not(tmp_path):
     """The repair reads pyvenv.cfg once: observe() takes that layout and does not parse the file again."""

@@ -141,7 +141,6 @@ def test_check_all_parallel_and_digests(venv):
     assert check_all(dists, venv, mode="hash", digests=planted)[dists[1].dist_info].modified == ("b/big.so",)
 
 
-
 def test_size_mode_hashes_the_distributions_also_hash_names_and_keeps_the_distributions_order(venv):
     """The repair's last test reads the venv in size mode and hashes what it installed beside the import."""
     site = site_of(venv)
@@ -161,6 +160,7 @@ def test_size_mode_hashes_the_distributions_also_hash_names_and_keeps_the_distri
     assert sorted(digests) == sorted((site + "/" + e.path, "sha256") for e in dists[1].entries if e.digest)
     assert check_all(dists, venv, also_hash=frozenset({"b"})) == {
         **check_all(dists, venv), dists[1].dist_info: check_all([dists[1]], venv, mode="hash")[dists[1].dist_info]}
+
 
 def test_conflicts(venv):
     site = site_of(venv)
