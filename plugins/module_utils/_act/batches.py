@@ -157,9 +157,8 @@ def _run_batch(run: Run, begin, batch: Batch, state, plan: Plan):
     # result's ``verified`` (outcome.recheck_touched) reuses those digests.
     last = batch is plan.batches[-1]
     hashed = tuple(sorted(run.progress.touched)) if last else ()
-    after, light = with_light_test(
-        lambda loader_only: observed_after(run.options, run.runner, run.loader, loader_only, () if loader_only else hashed),
-        txn.light_test and not last)
+    after, light = with_light_test(lambda loader_only: observed_after(run.options, run.runner, run.loader, loader_only, hashed),
+                                   txn.light_test and not last)
     found = health(after, run.options, run.runner, run_check_command=not light)
     record["test"] = what_tested(run.options, light)
 

@@ -88,9 +88,12 @@ def start_check_all(dists, venv_root: str, mode: str = "size", workers: Optional
     stats = {} if stats is None else stats
     links = set() if links is None else links
     locations = locations if locations is not None else locate_entries(dists, venv_root)
-    hashed = dists if mode == "hash" else [dist for dist in dists if dist.key in also_hash]
-    sized = {dist.dist_info: _size_state(locations[dist.dist_info], stats, links) for dist in dists
-             if mode == "size" and dist.key not in also_hash}
+    if mode == "hash":
+        hashed, sized = dists, {}
+    else:
+        hashed = [dist for dist in dists if dist.key in also_hash]
+        sized = {dist.dist_info: _size_state(locations[dist.dist_info], stats, links) for dist in dists
+                 if dist.key not in also_hash}
     if not hashed:
         return PendingCheck(dists, sized)
     _stat_all({dist.dist_info: locations[dist.dist_info] for dist in hashed}, stats, links)
