@@ -41,7 +41,9 @@ options:
       - C(size) checks that every listed file exists and has the listed size.
       - C(hash) also compares the sha256 of every file. It reads every byte, on every CPU the module may run on. With
         256 MiB or more per CPU, child Pythons of the module's interpreter hash, while the module reads the rest of
-        the venv. What a child did not answer (it could not start, or was killed), the module hashes itself.
+        the venv. A child maps each file of 1 MiB or more, 64 MiB at a time (Linux C(MAP_POPULATE), Python 3.10 and
+        later), instead of copying it. A file truncated while it is mapped ends only that child. What a child did not
+        answer (it could not start, or it ended), the module hashes itself, by reading.
       - The repair checks so while planning; the wheels it installed or reinstalled are always hashed, beside the
         test of its plan's last batch.
     type: str

@@ -200,7 +200,8 @@ class _Hashing:
     """Hash ``wanted`` ({(path, algorithm): size}) into ``digests``, started at once: each worker thread takes a share
     of about equal bytes (largest files first, each to the least loaded worker), hashed in the thread with one buffer,
     or by a child Python when the share holds IN_CHILD_AT_LEAST bytes; whatever the child did not answer (it could
-    not start, or it was killed) the thread hashes. wait() fills ``digests``."""
+    not start, or it ended: killed, or a SIGBUS from a file truncated while mapped) the thread hashes by reading.
+    wait() fills ``digests``."""
 
     def __init__(self, wanted: dict, digests: dict, workers: Optional[int]):
         self.digests = digests
@@ -240,8 +241,9 @@ def usable_cpus() -> int:
 
 def digests_in_child(jobs: list) -> list:
     """The RECORD digests of ``jobs`` ([(path, algorithm)]) from a child Python (this interpreter, isolated: ``-I
-    -S``) running record_hash.py (its serve): in job order, each a digest or None (the child could not read that
-    file). Shorter than ``jobs`` when the child could not start or ended early (killed); the rest is the caller's."""
+    -S``) running record_hash.py (its serve), large files mapped: in job order, each a digest or None (the child could
+    not read that file). Shorter than ``jobs`` when the child could not start or ended early (killed, or a SIGBUS from
+    a file truncated while mapped); the rest is the caller's."""
     program = child_program()
     if program is None or not sys.executable or not jobs:
         return []

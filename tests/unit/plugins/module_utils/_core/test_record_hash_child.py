@@ -1,12 +1,14 @@
 # -*- coding: utf-8 -*-
 # Copyright: (c) 2026, gpuops.cuda_venv contributors
 # GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
-"""Tests for the hashing children (record_check.digests_in_child): a real child Python running record_hash.py; a
-child killed while it hashes answers what it finished, and the caller hashes the rest by reading."""
+"""Tests for the hashing children (record_check.digests_in_child): a real child Python running record_hash.py, its
+large files mapped a window at a time; a file truncated while mapped (a real SIGBUS) ends the child, as a kill does;
+a child that ended answers what it finished, and the caller hashes the rest by reading."""
 
 from __future__ import annotations
 
 import errno
+import hashlib
 import json
 import os
 import signal
@@ -17,7 +19,12 @@ import time
 import zipfile
 
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._core import record_hash
-from ansible_collections.gpuops.cuda_venv.plugins.module_utils._core.record_hash import CHUNK, file_digest
+from ansible_collections.gpuops.cuda_venv.plugins.module_utils._core.record_hash import (
+    CHUNK,
+    MAP_WINDOW,
+    MAPPED_AT_LEAST,
+    file_digest,
+)
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._read.packaging.record_check import (
     _digest_share,
     digests_in_child,
@@ -109,6 +116,81 @@ def test_a_share_whose_child_ends_early_is_finished_by_its_thread(tmp_path):
     big, small = _big_and_small(tmp_path, b"print(2)\n")
     found = _while_killing(big, lambda: _digest_share([(big, "sha256"), (small, "sha256")], True))
     assert found == [b64_sha256(b""), b64_sha256(b"print(2)\n")]
+
+
+def _mappings_of(path):
+    """[(offset, length)] of the mappings of ``path`` in this process's children."""
+    found = []
+    for pid in filter(str.isdigit, os.listdir("/proc")):
+        try:
+            with open("/proc/%s/stat" % pid, "rb") as handle:
+                parent = int(handle.read().rsplit(b")", 1)[1].split()[1])
+            if parent != os.getpid():
+                continue
+            with open("/proc/%s/maps" % pid, encoding="utf-8", errors="surrogateescape") as handle:
+                for line in handle:
+                    if line.rstrip("\n").endswith(" " + path):
+                        span, _perms, offset = line.split()[:3]
+                        start, end = (int(part, 16) for part in span.split("-"))
+                        found.append((int(offset, 16), end - start))
+        except (OSError, ValueError, IndexError):
+            continue
+    return found
+
+
+def test_the_child_maps_a_large_file_one_window_at_a_time(tmp_path):
+    big = str(tmp_path / "big.so")
+    size = 4 * MAP_WINDOW + 12345
+    with open(big, "wb") as handle:
+        handle.truncate(size)  # a hole: no disk used
+    seen = set()
+    done = threading.Event()
+
+    def watch():
+        while not done.is_set():
+            seen.update(_mappings_of(big))
+            time.sleep(0.001)
+    watching = threading.Thread(target=watch)
+    watching.start()
+    try:
+        answered = digests_in_child([(big, "sha256")])
+    finally:
+        done.set()
+        watching.join()
+    assert answered == [record_hash.record_digest(hashlib.sha256(bytes(size)))]
+    assert seen, "the child never had the file mapped"
+    assert all(length == MAP_WINDOW and offset % MAP_WINDOW == 0 for offset, length in seen), seen
+    assert MAPPED_AT_LEAST <= MAP_WINDOW  # the tail past the last whole window (12345 bytes) is read
+
+
+SERVE_ONE_WINDOW = """
+import sys
+sys.path.insert(0, sys.argv[1])
+from ansible_collections.gpuops.cuda_venv.plugins.module_utils._core import record_hash
+record_hash.MAP_WINDOW = int(sys.argv[2])
+record_hash.serve(sys.stdin, sys.stdout)
+"""
+
+
+def test_a_file_truncated_while_mapped_ends_the_child_with_sigbus_before_it_answers(tmp_path):
+    """The child's serve with one window as large as the file: truncated once the child has it mapped, the next page
+    the hashing touches raises SIGBUS (a whole-file window makes that certain); the child answers nothing, and the
+    share's thread finishes it by reading (the killed-child tests above)."""
+    big, small = _big_and_small(tmp_path, b"print(3)\n")
+    jobs = json.dumps([[big, "sha256"], [small, "sha256"]])
+    collections = os.path.abspath(record_hash.__file__).rsplit("/ansible_collections/", 1)[0]
+    child = subprocess.Popen([sys.executable, "-I", "-S", "-c", SERVE_ONE_WINDOW, collections, str(SPARSE)],
+                             stdin=subprocess.PIPE, stdout=subprocess.PIPE)
+    child.stdin.write(jobs.encode())
+    child.stdin.close()
+    deadline = time.monotonic() + 60
+    while not _mappings_of(big) and child.poll() is None and time.monotonic() < deadline:
+        time.sleep(0.001)
+    os.truncate(big, 0)
+    answered = child.stdout.read()
+    assert child.wait() == -signal.SIGBUS
+    assert answered == b""
+    assert _digest_share([(big, "sha256"), (small, "sha256")], False) == [b64_sha256(b""), b64_sha256(b"print(3)\n")]
 
 
 CHILD = """
