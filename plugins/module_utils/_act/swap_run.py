@@ -14,6 +14,7 @@ See ``swap`` for the layout beside the venv, the journal and the recovery.
 from __future__ import annotations
 
 import dataclasses
+import functools
 import os
 import shutil
 from concurrent.futures import ThreadPoolExecutor
@@ -102,8 +103,13 @@ class _CopyBatch:
         self.journal = flow.journal
         self.number = number
         self.root = flow.copy
-        self.entries = scan_tree(flow.copy, (STATE_DIR,))
         self.journal.append("swap", batch=number, step="batch")
+
+    @functools.cached_property
+    def entries(self):
+        """The copy's tree as this batch begins, scanned when first asked (before a batch that installs; a batch that
+        only removes asks nothing)."""
+        return scan_tree(self.root, (STATE_DIR,))
 
     def apply(self):
         return None

@@ -39,7 +39,7 @@ from ansible_collections.gpuops.cuda_venv.plugins.module_utils._read.read_index 
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._read.probe import (
     InterpreterInfo, ProbeResult, probe_import, query_interpreter)
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._read.packaging.record_check import (
-    Conflict, FileState, PendingCheck, file_digest, find_conflicts, listed_paths, start_check_all)
+    Conflict, FileState, PendingCheck, find_conflicts, hash_files, listed_paths, start_check_all)
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._read.packaging.requirements import (
     RequirementEdge, closure, marker_env_fallback, pinned_edges)
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._core.runner import Runner, clean_env
@@ -478,7 +478,8 @@ class ListedOwners(Mapping):
 
 
 def _whose_bytes_were_loaded(dists, root, conflicts, probe, digests):
-    """Hash only the conflicting files the probe mapped, to say whose bytes the process runs."""
+    """Hash only the conflicting files the probe mapped, to say whose bytes the process runs (on every CPU: the probe
+    has ended, and a repair waits for this answer)."""
     loaded = {os.path.realpath(p) for p in probe.loaded}
     unknown = [c for c in conflicts if c.on_disk is None]
     if not unknown or not loaded:
@@ -491,12 +492,13 @@ def _whose_bytes_were_loaded(dists, root, conflicts, probe, digests):
                 path, _problem = entry_location(dist, entry, root)
                 if path and os.path.realpath(path) in loaded:
                     wanted.add((path, entry.algorithm or "sha256"))
-    for path, algorithm in wanted:
-        if (path, algorithm) not in digests:
-            try:
-                digests[(path, algorithm)] = file_digest(path, algorithm)
-            except OSError:
-                continue
+    sizes = {}
+    for key in wanted:
+        try:
+            sizes[key] = os.stat(key[0]).st_size
+        except OSError:
+            continue  # gone: no digest, as an unreadable file has none
+    hash_files(sizes, digests)
     return find_conflicts(dists, root, digests=digests) if wanted else conflicts
 
 

@@ -231,6 +231,12 @@ class _Hashing:
         return failed
 
 
+def hash_files(wanted: dict, digests: dict, workers: Optional[int] = None) -> set:
+    """Hash ``wanted`` ({(abs path, algorithm): size}) into ``digests`` on ``workers`` CPUs (default: every usable one),
+    as hash mode does; the keys that could not be read. Keys already in ``digests`` are not hashed again."""
+    return _Hashing(wanted, digests, workers).wait()
+
+
 def usable_cpus() -> int:
     """The CPUs this process may run on (an LXC container's cpuset), else the machine's."""
     try:

@@ -19,12 +19,14 @@ import pytest
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._act.facts import keep_read_index
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._core.runner import SubprocessRunner
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._read.binaries.loader import build_config
+from ansible_collections.gpuops.cuda_venv.plugins.module_utils._read.packaging import record_check
+from ansible_collections.gpuops.cuda_venv.plugins.module_utils._read.probe import ProbeResult
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._read.read_index import load_index
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._core.venv_paths import VenvError
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._read.venv_layout import read_layout
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._read import observe as observe_module
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._read.observe import (
-    FactsOptions, _entry_points, import_name, observe, probe_venv, torch_preload, without_probe)
+    FactsOptions, _entry_points, add_probe, import_name, observe, probe_venv, torch_preload, without_probe)
 from ansible_collections.gpuops.cuda_venv.tests.unit.plugins.module_utils import observations as O
 from ansible_collections.gpuops.cuda_venv.tests.support.dist_helpers import make_dist
 from ansible_collections.gpuops.cuda_venv.tests.support.elf_helpers import build_so, requires_gcc
@@ -205,6 +207,30 @@ def test_hash_distributions_are_hashed_whatever_verify_says_and_their_digests_ke
     assert states["demo"].modified == ()  # verify size: not hashed
     assert {path for path, _algorithm in obs.digests} == {
         os.path.join(site, e.path) for d in obs.distributions if d.key == "nvidia-nccl-cu12" for e in d.entries if e.digest}
+
+
+def test_the_conflicting_files_the_probe_loaded_are_hashed_on_every_cpu_to_say_whose_bytes_they_are(tmp_path, monkeypatch):
+    venv = _disk_venv(tmp_path)
+    site = venv + "/lib/python3.12/site-packages"
+    nccl, unloaded = "nvidia/nccl/lib/libnccl.so.2", "nvidia/nccl/include/nccl.h"
+    make_dist(site, "nvidia-cudnn-cu12", "9.10.2.21", {SO: b"cu12", nccl: b"nccl12", unloaded: b"h12"})
+    make_dist(site, "nvidia-cudnn-cu13", "9.24.0.43", {SO: b"cu13", nccl: b"nccl13", unloaded: b"h13"})
+    obs = _observe(venv)  # written last: the cu13 bytes are on disk
+    assert {c.path: c.on_disk for c in obs.conflicts} == {SO: None, nccl: None, unloaded: None}  # verify size: unknown
+    shares = []
+
+    def spy(jobs, in_child):
+        shares.append(sorted(jobs))
+        return real(jobs, in_child)
+    real = record_check._digest_share
+    monkeypatch.setattr(record_check, "_digest_share", spy)
+    monkeypatch.setattr(record_check, "usable_cpus", lambda: 2)
+    loaded = tuple(os.path.join(site, path) for path in (SO, nccl))
+    probed = add_probe(obs, ProbeResult(True, True, None, None, 0, False, None, loaded, {}, 0.1))
+    assert {c.path: c.on_disk for c in probed.conflicts} == {
+        SO: "nvidia-cudnn-cu13 9.24.0.43", nccl: "nvidia-cudnn-cu13 9.24.0.43", unloaded: None}
+    assert sorted(shares) == [[(path, "sha256")] for path in sorted(loaded)]  # one file per CPU, the header not hashed
+    assert probed.static_conflicts == obs.conflicts
 
 
 def test_a_layout_already_read_is_taken_and_one_of_another_path_is_not(tmp_path):
