@@ -56,18 +56,28 @@ def test_the_child_answers_each_job_in_order_as_file_digest_does(tmp_path):
     assert digests_in_child([]) == []
 
 
-def _children_reading(path):
-    """The pids of this process's children that have ``path`` open."""
+def _my_children():
+    """The pids of this process's children, from /proc."""
     found = []
     for pid in filter(str.isdigit, os.listdir("/proc")):
         try:
             with open("/proc/%s/stat" % pid, "rb") as handle:
-                parent = int(handle.read().rsplit(b")", 1)[1].split()[1])
-            if parent == os.getpid():
-                fds = "/proc/%s/fd" % pid
-                if any(os.readlink(os.path.join(fds, fd)) == path for fd in os.listdir(fds)):
-                    found.append(int(pid))
+                if int(handle.read().rsplit(b")", 1)[1].split()[1]) == os.getpid():
+                    found.append(pid)
         except (OSError, ValueError, IndexError):
+            continue
+    return found
+
+
+def _children_reading(path):
+    """The pids of this process's children that have ``path`` open."""
+    found = []
+    for pid in _my_children():
+        fds = "/proc/%s/fd" % pid
+        try:
+            if any(os.readlink(os.path.join(fds, fd)) == path for fd in os.listdir(fds)):
+                found.append(int(pid))
+        except OSError:
             continue
     return found
 
@@ -121,19 +131,15 @@ def test_a_share_whose_child_ends_early_is_finished_by_its_thread(tmp_path):
 def _mappings_of(path):
     """[(offset, length)] of the mappings of ``path`` in this process's children."""
     found = []
-    for pid in filter(str.isdigit, os.listdir("/proc")):
+    for pid in _my_children():
         try:
-            with open("/proc/%s/stat" % pid, "rb") as handle:
-                parent = int(handle.read().rsplit(b")", 1)[1].split()[1])
-            if parent != os.getpid():
-                continue
             with open("/proc/%s/maps" % pid, encoding="utf-8", errors="surrogateescape") as handle:
                 for line in handle:
                     if line.rstrip("\n").endswith(" " + path):
                         span, _perms, offset = line.split()[:3]
                         start, end = (int(part, 16) for part in span.split("-"))
                         found.append((int(offset, 16), end - start))
-        except (OSError, ValueError, IndexError):
+        except OSError:
             continue
     return found
 
