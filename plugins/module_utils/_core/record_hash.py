@@ -9,10 +9,11 @@ record_check starts them), so that the hashing does not share the module's inter
 rest of the venv, which runs beside it. The child maps each file of 1 MiB or more, 64 MiB at a time, with
 MAP_POPULATE: the kernel fills the window's page table in one call, so the bytes are neither copied (read()) nor
 faulted in a page at a time (a plain mapping). Measured on a 2-core virtual machine, two children over a torch venv's
-5.5 GB: 1.94-1.97 s populated windows, 2.23-2.27 s read (0.4-0.6 against 1.1 CPU-seconds in the kernel); a plain
-mapping was slower than reading. A file truncated while it is mapped ends the child (SIGBUS), so only a child maps;
-the caller hashes, by reading, what the child did not answer. Smaller files, and every file hashed in the module's
-own process, are read 1 MiB at a time into one buffer.
+5.5 GB: 1.94-1.97 s populated windows, 2.23-2.27 s read (0.4-0.6 against 1.1 CPU-seconds in the kernel). A plain
+mapping was slower than reading on another machine of the same kind (2.4 s against 1.9 s), faster on this one. A file
+truncated while it is mapped ends the child (SIGBUS), so only a child maps; the caller hashes, by reading, what the
+child did not answer. Smaller files, and every file hashed in the module's own process, are read 1 MiB at a time into
+one buffer.
 """
 
 from __future__ import annotations
