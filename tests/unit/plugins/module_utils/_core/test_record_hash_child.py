@@ -25,6 +25,7 @@ from ansible_collections.gpuops.cuda_venv.plugins.module_utils._core.record_hash
     MAPPED_AT_LEAST,
     file_digest,
 )
+from ansible_collections.gpuops.cuda_venv.plugins.module_utils._read.packaging import record_check
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._read.packaging.record_check import (
     _digest_share,
     digests_in_child,
@@ -82,12 +83,14 @@ def _children_reading(path):
     return found
 
 
-def _kill_once_reading(path, done):
-    """Kill the child hashing ``path`` (SIGKILL), then empty the file: what the share's thread hashes after is b""."""
+def _kill_once_reading(path, done, emptied):
+    """Kill the child hashing ``path`` (SIGKILL), then empty the file (``emptied`` set): what the share's thread
+    hashes after is b""."""
     while not done.is_set():
         for pid in _children_reading(path):
             os.kill(pid, signal.SIGKILL)
             os.truncate(path, 0)
+            emptied.set()
             return
         time.sleep(0.001)
 
@@ -101,9 +104,9 @@ def _big_and_small(tmp_path, text):
     return big, small
 
 
-def _while_killing(big, work):
-    done = threading.Event()
-    killing = threading.Thread(target=_kill_once_reading, args=(big, done))
+def _while_killing(big, work, emptied=None):
+    done, emptied = threading.Event(), emptied or threading.Event()
+    killing = threading.Thread(target=_kill_once_reading, args=(big, done, emptied))
     killing.start()
     try:
         return work()
@@ -122,9 +125,20 @@ def test_a_child_killed_while_it_hashes_answers_nothing_more_and_the_share_is_fi
     assert _digest_share(jobs, False) == [b64_sha256(b""), b64_sha256(b"print(1)\n")]
 
 
-def test_a_share_whose_child_ends_early_is_finished_by_its_thread(tmp_path):
+def test_a_share_whose_child_ends_early_is_finished_by_its_thread(tmp_path, monkeypatch):
     big, small = _big_and_small(tmp_path, b"print(2)\n")
-    found = _while_killing(big, lambda: _digest_share([(big, "sha256"), (small, "sha256")], True))
+    emptied = threading.Event()
+    real = record_check.digests_in_child
+
+    def answered_once_emptied(jobs):
+        """The real child's answer, returned once the killer has emptied the file: the thread then reads it empty (the
+        killer's truncate would otherwise race the thread's reading)."""
+        answered = real(jobs)
+        emptied.wait(60)
+        return answered
+    monkeypatch.setattr(record_check, "digests_in_child", answered_once_emptied)
+    found = _while_killing(big, lambda: _digest_share([(big, "sha256"), (small, "sha256")], True), emptied)
+    assert emptied.is_set()
     assert found == [b64_sha256(b""), b64_sha256(b"print(2)\n")]
 
 
@@ -149,12 +163,12 @@ def test_the_child_maps_a_large_file_one_window_at_a_time(tmp_path):
     size = 4 * MAP_WINDOW + 12345
     with open(big, "wb") as handle:
         handle.truncate(size)  # a hole: no disk used
-    seen = set()
+    polls = []  # the mappings of the file at each look
     done = threading.Event()
 
     def watch():
         while not done.is_set():
-            seen.update(_mappings_of(big))
+            polls.append(_mappings_of(big))
             time.sleep(0.001)
     watching = threading.Thread(target=watch)
     watching.start()
@@ -164,9 +178,11 @@ def test_the_child_maps_a_large_file_one_window_at_a_time(tmp_path):
         done.set()
         watching.join()
     assert answered == [record_hash.record_digest(hashlib.sha256(bytes(size)))]
-    assert seen, "the child never had the file mapped"
-    assert all(length == MAP_WINDOW and offset % MAP_WINDOW == 0 for offset, length in seen), seen
-    assert MAPPED_AT_LEAST <= MAP_WINDOW  # the tail past the last whole window (12345 bytes) is read
+    seen = {mapping for poll in polls for mapping in poll}
+    assert any(length == MAP_WINDOW for _offset, length in seen), seen  # a whole window ...
+    assert all(len(poll) <= 1 for poll in polls)  # ... one at a time
+    assert all(offset % MAP_WINDOW == 0 and length <= MAP_WINDOW for offset, length in seen), seen  # the tail: its pages
+    assert MAPPED_AT_LEAST <= MAP_WINDOW
 
 
 SERVE_ONE_WINDOW = """
