@@ -225,12 +225,14 @@ from ansible_collections.gpuops.cuda_venv.plugins.module_utils._core.bytecode_ca
 
 enable_bytecode_cache()  # first: the collection's code imported below is then compiled once per node, not per run
 
+from ansible_collections.gpuops.cuda_venv.plugins.module_utils._core.process_end import skip_last_collection
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._core.runner import SubprocessRunner
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._entry.benchmark_entry import benchmark_arguments, benchmark_request
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._verify.benchmark import benchmark
 
 
 def main():
+    skip_last_collection()  # the process's exit walks none of what the module read
     module = AnsibleModule(**benchmark_arguments())
     outcome = benchmark(benchmark_request(module.params, module.check_mode), SubprocessRunner())
     for note in outcome.warnings:

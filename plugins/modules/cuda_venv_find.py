@@ -179,11 +179,13 @@ from ansible_collections.gpuops.cuda_venv.plugins.module_utils._core.bytecode_ca
 
 enable_bytecode_cache()  # first: the collection's code imported below is then compiled once per node, not per run
 
+from ansible_collections.gpuops.cuda_venv.plugins.module_utils._core.process_end import skip_last_collection
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._core.base_options import find_arguments
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._read.venv_find import DEFAULT_ROOTS, find_venvs
 
 
 def main():
+    skip_last_collection()  # the process's exit walks none of what the module read
     module = AnsibleModule(**find_arguments(DEFAULT_ROOTS))
     roots = module.params["roots"]
     relative = [root for root in roots if not root.startswith("/")]

@@ -121,11 +121,13 @@ from ansible_collections.gpuops.cuda_venv.plugins.module_utils._core.bytecode_ca
 
 enable_bytecode_cache()  # first: the collection's code imported below is then compiled once per node, not per run
 
+from ansible_collections.gpuops.cuda_venv.plugins.module_utils._core.process_end import skip_last_collection
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._core.base_options import preflight_arguments
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._read.preflight import preflight, url_sources
 
 
 def main():
+    skip_last_collection()  # the process's exit walks none of what the module read
     module = AnsibleModule(**preflight_arguments())
     params = module.params
     if not params["path"].startswith("/"):

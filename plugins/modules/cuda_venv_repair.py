@@ -545,6 +545,7 @@ from ansible_collections.gpuops.cuda_venv.plugins.module_utils._core.bytecode_ca
 
 enable_bytecode_cache()  # first: the collection's code imported below is then compiled once per node, not per run
 
+from ansible_collections.gpuops.cuda_venv.plugins.module_utils._core.process_end import skip_last_collection
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._core.errors import CudaVenvError
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._core.runner import SubprocessRunner
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._entry.repair_entry import repair_arguments, repair_from_params
@@ -552,6 +553,7 @@ from ansible_collections.gpuops.cuda_venv.plugins.module_utils._core.packaging_l
 
 
 def main():
+    skip_last_collection()  # the process's exit walks none of what the module read
     module = AnsibleModule(**repair_arguments())
     if not HAS_PACKAGING:
         module.fail_json(msg=missing_required_lib("packaging"), exception=PACKAGING_IMPORT_ERROR)

@@ -25,10 +25,12 @@ from ansible_collections.gpuops.cuda_venv.plugins.module_utils._read.packaging.d
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._read.packaging.install_times import read_stamps
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._read.observe import FactsOptions, observe
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._read.packaging.record_check import check_all
+from ansible_collections.gpuops.cuda_venv.plugins.module_utils._core.process_end import skip_last_collection
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._core.runner import SubprocessRunner
 
 
 def main(argv) -> int:
+    skip_last_collection()  # as the module does
     probe = "noprobe" not in argv[4:]
     index = "index" in argv[4:]
     cost_file = next((a.split("=", 1)[1] for a in argv[4:] if a.startswith("history-cost=")), None)

@@ -19,6 +19,7 @@ from ansible_collections.gpuops.cuda_venv.plugins.module_utils._decide.plan impo
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._act.repair import repair
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._act.run import RepairOptions
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._core.runner import SubprocessRunner
+from ansible_collections.gpuops.cuda_venv.plugins.module_utils._core.process_end import skip_last_collection
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._read.venv_layout import read_layout
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._entry.repair_entry import repair_arguments
 
@@ -30,6 +31,7 @@ INSTALLER_TIMEOUT = float(_SPEC["installer_timeout"]["default"])
 
 def main(argv) -> int:
     venv, kind, uv_path, strategy, links = argv[1], argv[2], argv[3] or None, argv[4], tuple(argv[5:])
+    skip_last_collection()  # as the module does
     runner = SubprocessRunner()
     sources = WheelSources(find_links=links, no_index=bool(links))
     layout = read_layout(venv)
