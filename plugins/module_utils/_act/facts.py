@@ -22,7 +22,6 @@ from ansible_collections.gpuops.cuda_venv.plugins.module_utils._core.runner impo
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._decide.contamination_source import residue_candidates, with_source_versions
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._decide.diagnose import diagnose
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._decide.facts_report import report
-from ansible_collections.gpuops.cuda_venv.plugins.module_utils._install.lock_export import export_lock
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._read.observe import FactsOptions, Observations, observe
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._read.read_index import index_path
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._read.packaging.wheel_sources import read_offers
@@ -38,6 +37,8 @@ def gather_facts(options: FactsOptions, runner: Runner, keep_index: bool = True,
         keep_read_index(obs)
     facts = facts_of(obs)
     if export_to is not None:
+        # imported only here: the installers it runs are nothing the facts of every other run need
+        from ansible_collections.gpuops.cuda_venv.plugins.module_utils._install.lock_export import export_lock  # pylint: disable=import-outside-toplevel
         facts["exported_lock"] = export_lock(obs.distributions, obs.layout.python, export_to, runner,
                                              options.wheel_sources, check_mode=not keep_index).as_dict()
     return facts

@@ -18,7 +18,6 @@ import errno
 import fcntl
 import json
 import os
-import socket
 import time
 from typing import Callable, Optional
 
@@ -56,7 +55,7 @@ def describe_holder(holder: dict) -> str:
         text += " on %s" % host
     if holder.get("since"):
         text += " since %s" % holder["since"]
-    if host == socket.gethostname() and not _alive(pid):
+    if host == os.uname().nodename and not _alive(pid):
         text += " (that pid has exited; a process it started still holds the lock)"
     return text
 
@@ -170,7 +169,7 @@ def _try_flock(fd: int) -> bool:
 def _write_holder(fd: int) -> None:
     record = {
         "pid": os.getpid(),
-        "host": socket.gethostname(),
+        "host": os.uname().nodename,  # socket.gethostname()'s answer, without importing socket
         "since": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
     }
     os.ftruncate(fd, 0)

@@ -17,7 +17,6 @@ import hashlib
 import os
 import re
 from dataclasses import dataclass, replace
-from email.parser import Parser
 from typing import NamedTuple, Optional
 
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._core.names import canonical_name
@@ -234,6 +233,8 @@ def parse_metadata(raw: bytes, what: str, problems: list) -> Metadata:
         # Name and Version are ASCII in practice; a stray byte in a description must not hide them.
         problems.append("%s is not UTF-8" % what)
         text = raw.decode("utf-8", errors="replace")
+    # imported here: an unchanged venv's METADATA is answered from the read index
+    from email.parser import Parser  # pylint: disable=import-outside-toplevel
     message = Parser().parsestr(text, headersonly=True)
     found = {}
     for key in ("name", "version"):

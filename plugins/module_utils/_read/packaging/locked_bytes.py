@@ -22,7 +22,6 @@ the facts' read index keeps each wheel's digest by the file's identity, as it ke
 from __future__ import annotations
 
 import os
-import zipfile
 import zlib
 from dataclasses import dataclass
 from typing import Callable, Dict, List, Sequence, Tuple
@@ -107,6 +106,8 @@ def _is_locked_wheel(filename: str, package: LockedPackage) -> bool:
 
 
 def _compare(dist: Distribution, wheel: str) -> BytesCheck:
+    # imported here: only a lock's wheels are zips, and the facts of a venv without a lock need no zip reader
+    import zipfile  # pylint: disable=import-outside-toplevel
     try:
         rows = _wheel_record(wheel)
     except (OSError, zipfile.BadZipFile, zlib.error, ValueError) as exc:  # gone, not a zip, corrupt, two RECORDs
@@ -118,6 +119,7 @@ def _compare(dist: Distribution, wheel: str) -> BytesCheck:
 
 
 def _wheel_record(wheel: str) -> tuple:
+    import zipfile  # pylint: disable=import-outside-toplevel
     with zipfile.ZipFile(wheel) as archive:
         names = [n for n in archive.namelist() if n.count("/") == 1 and n.endswith(".dist-info/RECORD")]
         if len(names) != 1:
