@@ -103,6 +103,7 @@ class _CopyBatch:
         self.journal = flow.journal
         self.number = number
         self.root = flow.copy
+        self.wrote = False  # an installer command of this batch may have written files (one that only removes writes none)
         self.journal.append("swap", batch=number, step="batch")
 
     @functools.cached_property
@@ -115,11 +116,13 @@ class _CopyBatch:
         return None
 
     def action(self, **details):
+        self.wrote = self.wrote or details.get("kind") != "remove"
         return self.journal.append("swap", batch=self.number, step="action", **details)
 
     def probe(self):
-        """Before the batch's test: what the installers wrote that names the copy now names the live venv."""
-        self.flow.rewrite()
+        """Before the batch's test: what the installers wrote that names the copy now names the live venv. A batch that
+        only removed wrote no file, and the batches before it had theirs rewritten: the copy is not scanned for it."""
+        self.flow.rewrite(scan=self.wrote)
         return None
 
     def commit(self):
@@ -155,10 +158,10 @@ class _Flow:
         self.journal.append("swap", batch=None, step="copied", entries=len(self.entries))
         crash_point("swap.copied")
 
-    def rewrite(self):
+    def rewrite(self, scan: bool = True):
         options = self.run.options
         done = rewrite_copy_paths(self.copy, self.root, self.known, os.path.join(self.copy, "bin", "python"),
-                                  self.run.runner, (STATE_DIR,), options.facts.probe_timeout)
+                                  self.run.runner, (STATE_DIR,), options.facts.probe_timeout) if scan else []
         self.rewritten = sorted(set(self.rewritten) | set(done))
         self.journal.append("swap", step="rewritten", files=len(done))
         crash_point("swap.rewritten")

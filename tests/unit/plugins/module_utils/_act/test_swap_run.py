@@ -7,13 +7,16 @@ from __future__ import annotations
 
 import json
 import os
+from types import SimpleNamespace
 
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._act.journal import Journal
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._act.run import RepairOptions
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._act.swap import IN_PLACE, Strategy, open_swap
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._read.venv_layout import swap_dir_of
+from ansible_collections.gpuops.cuda_venv.plugins.module_utils._act import swap_run
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._act.swap_run import (
-    SPARE_INODES, _close_failed, _Flow, _share_bytecode, _verification_problem, check_strategy, decide, plan_needs)
+    SPARE_INODES, _close_failed, _CopyBatch, _Flow, _share_bytecode, _verification_problem, check_strategy, decide, plan_needs)
+from ansible_collections.gpuops.cuda_venv.plugins.module_utils._core.runner import SubprocessRunner
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._decide.plan import Action, Batch, DesiredState, Plan
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._read.observe import FactsOptions
 from ansible_collections.gpuops.cuda_venv.tests.support.tree_digest import tree_digest
@@ -113,3 +116,39 @@ def test_a_swap_that_fails_after_the_copy_discards_it_and_closes_its_journal(tmp
     _close_failed(flow, "again")  # a second close (the rollback already closed it) adds nothing
     with open(os.path.join(swap_dir_of(root), "journal.prev.jsonl")) as handle:
         assert len(handle.readlines()) == 3
+
+
+def test_only_a_batch_that_ran_an_installer_command_that_writes_has_the_copy_scanned_for_the_rewrite(tmp_path, monkeypatch):
+    """The rewrite before a batch's test looks for new files that name the copy. Batch 1 only removes (the copy's a.py
+    deleted, as the uninstall does): nothing is scanned. Batch 2 installs a console script naming the copy's
+    interpreter: the copy is scanned, the script names the live venv. Each batch journals its "rewritten" step."""
+    root = _small_venv(tmp_path)
+    flow = _Flow(run=SimpleNamespace(options=_options(root), runner=SubprocessRunner()), root=root,
+                 state_dir=os.path.join(root, ".cuda_venv"))
+    flow.start()
+    scanned = []
+
+    def rewrite_copy_paths(copy_root, *args, **kwargs):
+        scanned.append(copy_root)
+        return real(copy_root, *args, **kwargs)
+    real = swap_run.rewrite_copy_paths
+    monkeypatch.setattr(swap_run, "rewrite_copy_paths", rewrite_copy_paths)
+    removing = _CopyBatch(flow, 1)
+    os.unlink(os.path.join(flow.copy, "lib", "python3.12", "site-packages", "a.py"))
+    removing.action(kind="remove", names=["a"], rc=0)
+    removing.probe()
+    assert scanned == []
+    installing = _CopyBatch(flow, 2)
+    script = os.path.join(flow.copy, "bin", "tool")
+    os.mkdir(os.path.dirname(script))
+    with open(script, "w") as handle:
+        handle.write("#!%s/bin/python\nimport a\n" % flow.copy)
+    installing.action(kind="install", names=["tool"], rc=0)
+    installing.probe()
+    assert scanned == [flow.copy]
+    with open(script) as handle:
+        assert handle.read() == "#!%s/bin/python\nimport a\n" % root
+    assert flow.rewritten == ["bin/tool"]
+    steps = [(r.get("batch"), r["step"], r.get("files")) for r in flow.journal.records() if r["step"] != "begin"]
+    assert steps == [(None, "copied", None), (1, "batch", None), (1, "action", None), (None, "rewritten", 0),
+                     (2, "batch", None), (2, "action", None), (None, "rewritten", 1)]
