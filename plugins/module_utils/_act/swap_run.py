@@ -108,15 +108,17 @@ class _CopyBatch:
 
     @functools.cached_property
     def entries(self):
-        """The copy's tree as this batch begins, scanned when first asked (before a batch that installs; a batch that
-        only removes asks nothing)."""
-        return scan_tree(self.root, (STATE_DIR,))
+        """The copy's tree as this batch begins, for the check for symlinks leaving the venv (asked before a batch that
+        installs). While no batch has written into the copy, its symlinks are the ones the copy was made with, from the
+        live venv's scan with the same targets (an uninstall only removes): that scan answers. Else it is scanned."""
+        return scan_tree(self.root, (STATE_DIR,)) if self.flow.written else self.flow.entries
 
     def apply(self):
         return None
 
     def action(self, **details):
-        self.wrote = self.wrote or details.get("kind") != "remove"
+        if details.get("kind") != "remove":
+            self.wrote = self.flow.written = True
         return self.journal.append("swap", batch=self.number, step="action", **details)
 
     def probe(self):
@@ -145,6 +147,7 @@ class _Flow:
         self.journal = None
         self.entries = {}
         self.known = frozenset()
+        self.written = False  # an installer command of a batch may have written into the copy (one that removes writes none)
         self.rewritten = []
 
     def start(self):

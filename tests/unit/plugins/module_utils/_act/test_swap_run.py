@@ -11,6 +11,7 @@ from types import SimpleNamespace
 
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._act.journal import Journal
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._act.run import RepairOptions
+from ansible_collections.gpuops.cuda_venv.plugins.module_utils._act.snapshot import escaping_directory_links
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._act.swap import IN_PLACE, Strategy, open_swap
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._read.venv_layout import swap_dir_of
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._act import swap_run
@@ -118,37 +119,45 @@ def test_a_swap_that_fails_after_the_copy_discards_it_and_closes_its_journal(tmp
         assert len(handle.readlines()) == 3
 
 
-def test_only_a_batch_that_ran_an_installer_command_that_writes_has_the_copy_scanned_for_the_rewrite(tmp_path, monkeypatch):
-    """The rewrite before a batch's test looks for new files that name the copy. Batch 1 only removes (the copy's a.py
-    deleted, as the uninstall does): nothing is scanned. Batch 2 installs a console script naming the copy's
-    interpreter: the copy is scanned, the script names the live venv. Each batch journals its "rewritten" step."""
+def test_the_copy_is_scanned_only_after_a_batch_wrote_into_it(tmp_path, monkeypatch):
+    """Batch 1 only removes (the copy's a.py deleted, as the uninstall does): its rewrite scans nothing. Batch 2
+    installs: its symlink check reads the scan the copy was made from (the live venv's link to a folder outside is
+    there, under the copy), and its rewrite scans the copy and makes the console script it wrote name the live venv.
+    Batch 3 comes after a batch that wrote: its symlink check scans the copy. Each batch journals "rewritten"."""
     root = _small_venv(tmp_path)
+    (tmp_path / "elsewhere").mkdir()
+    os.symlink(str(tmp_path / "elsewhere"), os.path.join(root, "lib", "outside"))
     flow = _Flow(run=SimpleNamespace(options=_options(root), runner=SubprocessRunner()), root=root,
                  state_dir=os.path.join(root, ".cuda_venv"))
     flow.start()
     scanned = []
 
-    def rewrite_copy_paths(copy_root, *args, **kwargs):
-        scanned.append(copy_root)
-        return real(copy_root, *args, **kwargs)
-    real = swap_run.rewrite_copy_paths
-    monkeypatch.setattr(swap_run, "rewrite_copy_paths", rewrite_copy_paths)
+    def recorded(name, real):
+        def call(tree, *args, **kwargs):
+            scanned.append((name, tree))
+            return real(tree, *args, **kwargs)
+        return call
+    monkeypatch.setattr(swap_run, "rewrite_copy_paths", recorded("rewrite", swap_run.rewrite_copy_paths))
+    monkeypatch.setattr(swap_run, "scan_tree", recorded("scan", swap_run.scan_tree))
     removing = _CopyBatch(flow, 1)
     os.unlink(os.path.join(flow.copy, "lib", "python3.12", "site-packages", "a.py"))
     removing.action(kind="remove", names=["a"], rc=0)
     removing.probe()
     assert scanned == []
     installing = _CopyBatch(flow, 2)
+    assert installing.entries is flow.entries and escaping_directory_links(flow.copy, installing.entries) == ["lib/outside"]
     script = os.path.join(flow.copy, "bin", "tool")
     os.mkdir(os.path.dirname(script))
     with open(script, "w") as handle:
         handle.write("#!%s/bin/python\nimport a\n" % flow.copy)
     installing.action(kind="install", names=["tool"], rc=0)
     installing.probe()
-    assert scanned == [flow.copy]
+    assert scanned == [("rewrite", flow.copy)]
     with open(script) as handle:
         assert handle.read() == "#!%s/bin/python\nimport a\n" % root
     assert flow.rewritten == ["bin/tool"]
+    after_a_write = _CopyBatch(flow, 3)
+    assert "bin/tool" in after_a_write.entries and scanned == [("rewrite", flow.copy), ("scan", flow.copy)]
     steps = [(r.get("batch"), r["step"], r.get("files")) for r in flow.journal.records() if r["step"] != "begin"]
     assert steps == [(None, "copied", None), (1, "batch", None), (1, "action", None), (None, "rewritten", 0),
-                     (2, "batch", None), (2, "action", None), (None, "rewritten", 1)]
+                     (2, "batch", None), (2, "action", None), (None, "rewritten", 1), (3, "batch", None)]
