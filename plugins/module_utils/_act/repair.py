@@ -110,10 +110,13 @@ def _observed_first(options: RepairOptions, static: FactsOptions, runner: Runner
     """(the venv a real run starts from, its diagnosis or None). Read first through the read index (as the facts module
     reads it): a venv with nothing to do is answered from it, with the diagnosis that said so, and the index is kept for
     the next run. Anything to do (a batch, or a resolution by the installer) and every file is read again before
-    anything is planned or changed."""
+    anything is planned or changed, unless the index answered nothing (none yet, or none of it still true): that first
+    reading then read every file itself."""
     quick = observe(dataclasses.replace(static, read_index=True), runner, layout=venv)
     findings = None if needs_resolution(quick, options.desired.packages) else diagnose(quick)
     if findings is None or not make_plan(quick, findings, options.desired).empty:
+        if quick.read_index.reused == 0:
+            return dataclasses.replace(quick, options=static, read_index=None), None
         return observe(static, runner, quick.loader, layout=venv), None
     if quick.read_index.changed:
         keep_read_index(quick)

@@ -25,6 +25,7 @@ from ansible_collections.gpuops.cuda_venv.plugins.module_utils._act.swap import 
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._read.venv_layout import read_layout, state_dir_of, swap_dir_of
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._act.facts import gather_facts
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._read.probe import IMPORT_SCRIPT
+from ansible_collections.gpuops.cuda_venv.plugins.module_utils._read import read_index
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._read.read_index import index_path
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._core.runner import CommandResult, SubprocessRunner
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._read.packaging import record_check
@@ -215,6 +216,38 @@ def test_a_real_run_whose_read_index_shows_work_reads_every_file_again_before_it
     result = _real_run(venv)
     assert (result["changed"], result["healthy"], result["plan"]["batches"], result["batches"]) == (False, True, [], [])
     assert tree_digest(str(venv)) == before
+
+
+def _counting_dist_info_reads(monkeypatch) -> list:
+    """The dist-info folders read from disk, with or without the read index, in the order read."""
+    reads = []
+    real = read_index.read_dist_info
+
+    def counted(path, site):
+        reads.append(os.path.basename(path))
+        return real(path, site)
+    monkeypatch.setattr(read_index, "read_dist_info", counted)
+    monkeypatch.setattr(read_index.DirectReader, "dist_info", staticmethod(counted))
+    return reads
+
+
+@pytest.mark.parametrize("indexed", [False, True])
+def test_a_real_run_with_work_reads_each_file_once_when_the_read_index_answered_nothing(tmp_path, monkeypatch, indexed):
+    """A batch to run (jaxlib==0.7.2 missing): without a read index, the first reading read every file itself and
+    is the one planned from; with an index that answered (kept by a check-mode run), every file is read again.
+    The run stops before changing anything (no installer backend). Mutation: the second reading always taken."""
+    venv = _jax_venv(tmp_path)
+    time.sleep(1.0 - time.time() % 1.0 + 0.01)  # older than the runs below: the index may answer
+    options = RepairOptions(facts=FactsOptions(path=str(venv), anchor="jax"), desired=DesiredState())
+    if indexed:
+        repair(dataclasses.replace(options, check_mode=True, keep_index=True), read_layout(str(venv)), lambda _observed: None,
+               SubprocessRunner())
+    reads = _counting_dist_info_reads(monkeypatch)
+    with pytest.raises(RepairFailed) as caught:
+        repair(options, read_layout(str(venv)), lambda _observed: None, SubprocessRunner())
+    assert str(caught.value) == "no installer backend"
+    assert reads == ["jax-0.7.2.dist-info"]
+    assert caught.value.result["batches"] == [] and caught.value.result["changed"] is False
 
 
 def test_check_mode_names_what_a_killed_swap_left_as_a_pending_recovery(tmp_path):
