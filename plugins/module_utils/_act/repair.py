@@ -115,8 +115,8 @@ def _observed_first(options: RepairOptions, static: FactsOptions, runner: Runner
     quick = observe(dataclasses.replace(static, read_index=True), runner, layout=venv)
     findings = None if needs_resolution(quick, options.desired.packages) else diagnose(quick)
     if findings is None or not make_plan(quick, findings, options.desired).empty:
-        if quick.read_index.reused == 0:
-            return dataclasses.replace(quick, options=static, read_index=None), None
+        if quick.read_index.reused == 0:  # its diagnosis too: the index's use is nothing a finding reads
+            return dataclasses.replace(quick, options=static, read_index=None), findings
         return observe(static, runner, quick.loader, layout=venv), None
     if quick.read_index.changed:
         keep_read_index(quick)
