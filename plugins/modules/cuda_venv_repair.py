@@ -35,7 +35,8 @@ description:
     installer output. A healthy venv with nothing to prune runs no installer and reports C(changed=false).
   - A run reads the venv first through the read index that M(gpuops.cuda_venv.cuda_venv_facts) keeps (see
     O(plan_only)). A venv with nothing to do is answered from it, and the index is kept for the next run. With
-    anything to do, every file is read again before the plan is made.
+    anything to do, every file is read again before the plan is made, unless the index answered nothing (that first
+    reading then read every file itself).
 author:
   - gpuops.cuda_venv contributors (@gpuops)
 extends_documentation_fragment:
@@ -357,7 +358,7 @@ options:
         probe from the last one's result when nothing it loaded or depended on changed. Outside check mode this option
         also keeps the index for the next plan (C(read-index.json) in the venv's state folder), as the facts module
         does. A real run reads through the index too, but only to find out that there is nothing to do; with
-        anything to do it reads every file again before it plans.
+        anything to do it reads every file again before it plans (unless the index answered nothing).
       - The role's diagnosis uses it, so that a pass over an unchanged venv does not import the anchor again.
     type: bool
     default: false
