@@ -5,15 +5,19 @@
 
 from __future__ import annotations
 
-import os
 import subprocess
 import sys
+
+from ansible_collections.gpuops.cuda_venv.plugins.module_utils._core import process_end
 
 # A reference cycle whose finalizer says when the collector freed it. The collector is off, so only the
 # interpreter's last collection at exit can free it; atexit handlers registered before and after say that they ran.
 CHILD = """
-import atexit, gc, sys
-from ansible_collections.gpuops.cuda_venv.plugins.module_utils._core.process_end import skip_last_collection
+import atexit, gc, importlib.util, sys
+spec = importlib.util.spec_from_file_location("process_end", sys.argv[2])
+process_end = importlib.util.module_from_spec(spec)
+spec.loader.exec_module(process_end)
+skip_last_collection = process_end.skip_last_collection
 
 class Cycle:
     def __del__(self):
@@ -33,8 +37,9 @@ sys.stdout.write("done\\n")
 
 
 def exit_of(mode: str) -> list:
-    environ = dict(os.environ, PYTHONPATH=os.pathsep.join(p for p in sys.path if p))
-    proc = subprocess.run([sys.executable, "-c", CHILD, mode], env=environ, capture_output=True, text=True, check=False)
+    """The child's output; it loads process_end.py from its file (the module imports the standard library only)."""
+    proc = subprocess.run([sys.executable, "-c", CHILD, mode, process_end.__file__], capture_output=True, text=True,
+                          check=False)
     assert proc.returncode == 0, proc.stderr
     return proc.stdout.splitlines()
 
