@@ -128,6 +128,26 @@ def test_a_swap_repair_makes_each_file_durable_before_it_counts(strace, tmp_path
     assert seen["exchanged"] == [str(info.venv)]  # the copy's filesystem synced after its last change, before this
 
 
+def test_a_close_takes_effect_where_it_began_when_another_thread_reuses_its_descriptor():
+    """From a CI run's log: the probe thread's close(4) began, the main thread's open of the folder returned 4, then
+    the close's resumed line came. The folder's fsync(4) is the folder's (mutation: the close counted at its
+    resume leaves that fsync on an unknown descriptor)."""
+    log = "\n".join([
+        '100 clone3({flags=CLONE_VM|CLONE_THREAD}, 88) = 101',
+        '101 openat(AT_FDCWD, "/dev", O_RDONLY|O_DIRECTORY) = 4',
+        '101 close(4 <unfinished ...>',
+        '100 openat(AT_FDCWD, "/v/.s", O_RDONLY|O_CLOEXEC|O_DIRECTORY) = 4',
+        '101 <... close resumed>)              = 0',
+        '100 fsync(4 <unfinished ...>',
+        '101 openat(AT_FDCWD, "/v/x", O_RDONLY <unfinished ...>',
+        '100 <... fsync resumed>)              = 0',
+        '101 <... openat resumed>)             = -1 ENOENT (No such file or directory)',
+        '100 close(4)                          = 0',
+    ])
+    assert module_events(log) == [("open", "/dev"), ("close", "/dev"), ("open", "/v/.s"), ("fsync", "/v/.s"),
+                                  ("close", "/v/.s")]
+
+
 def records(path):
     with open(path) as handle:
         return [json.loads(line) for line in handle]
@@ -294,8 +314,10 @@ def threads_of(pid, calls):
 
 
 def joined_calls(text):
-    """(pid, syscall, arguments, return value) per completed call, ``<unfinished ...>`` joined to its resume."""
-    pending = {}
+    """(pid, syscall, arguments, return value) per completed call, ``<unfinished ...>`` joined to its resume, in the
+    order the calls took effect: at their end, but a ``close`` where it began. The kernel frees the descriptor when
+    close starts, so another thread's open can return that number before the close's resumed line."""
+    pending = {}  # pid -> (the call's text so far, the slot a close keeps in ``calls``)
     calls = []
     for raw in text.splitlines():
         match = LINE.match(raw)
@@ -303,15 +325,25 @@ def joined_calls(text):
             continue
         pid, body = int(match.group(1)), match.group(2)
         if body.endswith("<unfinished ...>"):
-            pending[pid] = body[:-len("<unfinished ...>")].rstrip()
+            head = body[:-len("<unfinished ...>")].rstrip()
+            slot = len(calls) if head.startswith("close(") else None
+            if slot is not None:
+                calls.append(None)
+            pending[pid] = (head, slot)
             continue
+        slot = None
         resumed = re.match(r"^<\.\.\. \w+ resumed>\s?(.*)$", body)
         if resumed:
-            body = pending.pop(pid, "") + resumed.group(1)
+            head, slot = pending.pop(pid, ("", None))
+            body = head + resumed.group(1)
         call = CALL.match(body)
         if call:
-            calls.append((pid, call.group(1), call.group(2), call.group(3)))
-    return calls
+            found = (pid, call.group(1), call.group(2), call.group(3))
+            if slot is None:
+                calls.append(found)
+            else:
+                calls[slot] = found
+    return [call for call in calls if call is not None]
 
 
 def unescape(text):
