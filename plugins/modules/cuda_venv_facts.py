@@ -79,8 +79,9 @@ options:
     version_added: "1.1.0"
   read_index:
     description:
-      - Reuse what an earlier run read from each ELF file (its dynamic section, its C(.nv_fatbin) kernels) and from each
-        dist-info folder (its METADATA, RECORD and INSTALLER, whether REQUESTED and C(direct_url.json) are there) when the
+      - Reuse what an earlier run read from each ELF file (its dynamic section, its C(.nv_fatbin) kernels), from each
+        dist-info folder (its METADATA, RECORD and INSTALLER, whether REQUESTED and C(direct_url.json) are there) and
+        the digest of each conflicting file the import probe loaded (which wheel's bytes it runs) when the
         files are the same ones - same device, inode, size, mtime and ctime - and keep what this run read for the next, in
         C(read-index.json) of the venv's state folder C(.cuda_venv) (owner-only; created when absent only by the user
         who owns the venv, so that root's diagnosis of a user's venv leaves nothing the user's own repair cannot write).

@@ -39,7 +39,7 @@ from ansible_collections.gpuops.cuda_venv.plugins.module_utils._read.read_index 
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._read.probe import (
     InterpreterInfo, ProbeResult, probe_import, query_interpreter)
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._read.packaging.record_check import (
-    Conflict, FileState, PendingCheck, find_conflicts, hash_files, listed_paths, start_check_all)
+    Conflict, FileState, PendingCheck, find_conflicts, listed_paths, start_check_all)
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._read.packaging.requirements import (
     RequirementEdge, closure, marker_env_fallback, pinned_edges)
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._core.runner import Runner, clean_env
@@ -364,10 +364,12 @@ def _files_by_name(objects) -> Dict[str, Tuple[str, ...]]:
     return {name: tuple(sorted(paths)) for name, paths in names.items()}
 
 
-def add_probe(obs: Observations, probe: ProbeResult) -> Observations:
+def add_probe(obs: Observations, probe: ProbeResult, index: Optional[ReadIndex] = None) -> Observations:
     """``obs`` (read without a probe) with the import probe's result: conflicts then also say whose bytes
-    the process loaded."""
-    conflicts = _whose_bytes_were_loaded(obs.distributions, obs.layout.root, obs.conflicts, probe, dict(obs.digests))
+    the process loaded (their digests from ``index``, else from ``obs``'s read index, where the files did not change)."""
+    reader = index or obs.read_index or DirectReader()
+    conflicts = _whose_bytes_were_loaded(obs.distributions, obs.layout.root, obs.conflicts, probe, dict(obs.digests),
+                                         reader)
     return dataclasses.replace(obs, probe=probe, conflicts=conflicts, static_conflicts=obs.conflicts)
 
 
@@ -384,7 +386,8 @@ def probe_venv(obs: Observations, runner: Runner, loader_only: bool = False, reu
     if not reuse:
         return add_probe(obs, run())
     key, paths = probe_inputs(options, obs.layout, module)
-    return add_probe(obs, load_index(obs.layout.state_dir, obs.layout.root).probe(key, paths, run))
+    index = load_index(obs.layout.state_dir, obs.layout.root)
+    return add_probe(obs, index.probe(key, paths, run), index)
 
 
 def without_probe(obs: Observations) -> Observations:
@@ -477,9 +480,9 @@ class ListedOwners(Mapping):
         return len(self._first)
 
 
-def _whose_bytes_were_loaded(dists, root, conflicts, probe, digests):
+def _whose_bytes_were_loaded(dists, root, conflicts, probe, digests, reader):
     """Hash only the conflicting files the probe mapped, to say whose bytes the process runs (on every CPU: the probe
-    has ended, and a repair waits for this answer)."""
+    has ended, and a repair waits for this answer); ``reader``: a read index answers an unchanged file's digest."""
     loaded = {os.path.realpath(p) for p in probe.loaded}
     unknown = [c for c in conflicts if c.on_disk is None]
     if not unknown or not loaded:
@@ -498,7 +501,7 @@ def _whose_bytes_were_loaded(dists, root, conflicts, probe, digests):
             sizes[key] = os.stat(key[0]).st_size
         except OSError:
             continue  # gone: no digest, as an unreadable file has none
-    hash_files(sizes, digests)
+    reader.record_digests(sizes, digests)
     return find_conflicts(dists, root, digests=digests) if wanted else conflicts
 
 

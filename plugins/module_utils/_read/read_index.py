@@ -1,8 +1,9 @@
 # -*- coding: utf-8 -*-
 # Copyright: (c) 2026, gpuops.cuda_venv contributors
 # GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
-"""What the facts read from each ELF file and each dist-info folder (and the sha256 of each locked wheel at hand), kept
-between runs and keyed by the identity of the files read.
+"""What the facts read from each ELF file and each dist-info folder (and the sha256 of each locked wheel at hand, and
+the RECORD digest of each conflicting file an import loaded), kept between runs and keyed by the identity of the files
+read.
 
 Private to the gpuops.cuda_venv collection: not a public API.
 
@@ -33,14 +34,15 @@ from ansible_collections.gpuops.cuda_venv.plugins.module_utils._read.packaging.d
     DIST_INFO_FILES, Distribution, RecordEntry, read_dist_info)
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._read.binaries.elf import ElfInfo, read_elf
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._read.binaries.fatbin import Kernels, read_kernels
+from ansible_collections.gpuops.cuda_venv.plugins.module_utils._read.packaging.record_check import hash_files
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._read.probe import CheckResult, ProbeResult
 
 INDEX_NAME = "read-index.json"
 # 1: racy from the second the index was written; 2: from the second its run began; 3: dist-info folders too, and each
 # entry's identity a list of files' (1.1.0 development); 4: the last import probe and what it depended on; 5: the sha256 of
-# each locked wheel at hand
-FORMAT = 5
-_KINDS = ("elf", "kernels", "dists", "wheels")
+# each locked wheel at hand; 6: the RECORD digest of each conflicting file the import loaded
+FORMAT = 6
+_KINDS = ("elf", "kernels", "dists", "wheels", "digests")
 _SECOND = 10 ** 9
 _ELF_FIELDS = ("elf_class", "little_endian", "machine", "osabi", "elf_type", "soname", "needed", "rpath", "runpath")
 _KERNEL_FIELDS = ("sass", "ptx", "section_size", "containers", "entries", "flags", "problem", "elsewhere", "empty")
@@ -64,6 +66,11 @@ class DirectReader:
         if stamp is None or _newest([stamp]) >= time.time_ns() // _SECOND * _SECOND:
             return file_hexdigest(path)
         return _remembered_sha256(path, tuple(stamp))
+
+    @staticmethod
+    def record_digests(wanted: dict, digests: dict) -> set:
+        """ReadIndex.record_digests without the index: every file hashed."""
+        return hash_files(wanted, digests)
 
 
 def index_path(state_dir: str) -> str:
@@ -103,6 +110,32 @@ class ReadIndex:
         """The sha256 (hex) of a locked wheel at hand (``_read/packaging/locked_bytes.py``): a torch wheel is read
         whole, about 2 s, so an unchanged one is answered from the index."""
         return self._answer("wheels", path, _identity(path, ()), lambda: file_hexdigest(path), str)
+
+    def record_digests(self, wanted: dict, digests: dict) -> set:
+        """Fill ``digests`` ({(path, algorithm): digest as RECORD writes it}) for ``wanted`` ({(path, algorithm):
+        size}, the conflicting files an import loaded): from the index where the file's identity is the one recorded
+        and not racy, the others hashed on every CPU (record_check.hash_files) and kept with the identity they had
+        before they were read. The keys that could not be read. Hash mode never asks: it hashes every file."""
+        todo, before = {}, {}
+        for key, size in wanted.items():
+            path, algorithm = key
+            if key in digests:
+                continue
+            identity = _identity(path, ())
+            entry = self._recorded["digests"].get(path)
+            if identity is not None and entry is not None and entry[0] == identity and entry[2][0] == algorithm \
+                    and _newest(identity) < self._racy_from:
+                self.reused += 1
+                self._kept["digests"][path] = [identity, entry[1]]
+                digests[key] = entry[2][1]
+                continue
+            todo[key], before[key] = size, identity
+        failed = hash_files(todo, digests)
+        for (path, algorithm), identity in before.items():
+            if identity is not None and (path, algorithm) not in failed:
+                self.read += 1
+                self._kept["digests"][path] = [identity, [algorithm, digests[(path, algorithm)]]]
+        return failed
 
     def probe(self, key: dict, paths, run: Callable[[], ProbeResult], reuse: bool = True) -> ProbeResult:
         """The last import probe's result, ``reused_from`` its time, when it was made with this ``key`` (what was
@@ -183,7 +216,8 @@ def _decoded(data, root: str):
     if not isinstance(data.get("started_ns"), int):
         return "no time its run began"
     recorded: Dict[str, dict] = {}
-    for kind, decode in (("elf", _elf_info), ("kernels", _kernels_of), ("dists", _dist_fields), ("wheels", _sha256)):
+    for kind, decode in (("elf", _elf_info), ("kernels", _kernels_of), ("dists", _dist_fields), ("wheels", _sha256),
+                         ("digests", _record_digest)):
         entries = data.get(kind)
         if not isinstance(entries, dict):
             return "no %s entries" % kind
@@ -212,6 +246,17 @@ def _sha256(value) -> str:
     if not (isinstance(value, str) and len(value) == 64 and all(c in "0123456789abcdef" for c in value)):
         raise ValueError("not a sha256 hex digest")
     return value
+
+
+def _record_digest(value) -> list:
+    """[algorithm, digest as RECORD writes it (urlsafe base64, no padding)]."""
+    if not (isinstance(value, list) and len(value) == 2 and all(isinstance(v, str) and v for v in value)
+            and set(value[1]) <= _URLSAFE_BASE64):
+        raise ValueError("not a RECORD digest")
+    return value
+
+
+_URLSAFE_BASE64 = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_")
 
 
 def _probe_record(value) -> Optional[dict]:

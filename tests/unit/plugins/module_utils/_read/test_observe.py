@@ -233,6 +233,38 @@ def test_the_conflicting_files_the_probe_loaded_are_hashed_on_every_cpu_to_say_w
     assert probed.static_conflicts == obs.conflicts
 
 
+def test_the_loaded_conflicting_files_are_hashed_once_their_digests_answered_by_the_read_index_until_one_changes(
+        tmp_path, monkeypatch):
+    venv = _disk_venv(tmp_path)
+    site = venv + "/lib/python3.12/site-packages"
+    nccl = "nvidia/nccl/lib/libnccl.so.2"
+    make_dist(site, "nvidia-cudnn-cu12", "9.10.2.21", {SO: b"cu12", nccl: b"nccl12"})
+    make_dist(site, "nvidia-cudnn-cu13", "9.24.0.43", {SO: b"cu13", nccl: b"nccl13"})  # written last: its bytes
+    loaded = tuple(os.path.join(site, path) for path in (SO, nccl))
+    shares = []
+
+    def spy(jobs, in_child):
+        shares.extend(path for path, _algorithm in jobs)
+        return real(jobs, in_child)
+    real = record_check._digest_share
+    monkeypatch.setattr(record_check, "_digest_share", spy)
+
+    def facts_run():
+        obs = observe(FactsOptions(path=venv, probe=False, gpu=False, read_index=True), SubprocessRunner(),
+                      loader=build_config())
+        probed = add_probe(obs, ProbeResult(True, True, None, None, 0, False, None, loaded, {}, 0.1))
+        keep_read_index(probed)
+        return {c.path: c.on_disk for c in probed.conflicts}
+    time.sleep(1.0 - time.time() % 1.0 + 0.01)  # the venv's files are older than the facts runs
+    cu13 = {SO: "nvidia-cudnn-cu13 9.24.0.43", nccl: "nvidia-cudnn-cu13 9.24.0.43"}
+    assert (facts_run(), sorted(shares)) == (cu13, sorted(loaded))
+    shares.clear()
+    assert (facts_run(), shares) == (cu13, [])  # both answered from the index
+    with open(os.path.join(site, SO), "r+b") as handle:  # cu12's bytes put back in place: a new mtime and ctime
+        handle.write(b"cu12")
+    assert (facts_run(), shares) == (dict(cu13, **{SO: "nvidia-cudnn-cu12 9.10.2.21"}), [loaded[0]])
+
+
 def test_a_layout_already_read_is_taken_and_one_of_another_path_is_not(tmp_path):
     """The repair reads pyvenv.cfg once: observe() takes that layout and does not parse the file again."""
     venv = _disk_venv(tmp_path)

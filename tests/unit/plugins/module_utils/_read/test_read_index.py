@@ -6,6 +6,7 @@ one, and an index that is corrupt, foreign or of another format is ignored, sayi
 
 from __future__ import annotations
 
+import base64
 import dataclasses
 import hashlib
 import json
@@ -82,6 +83,57 @@ def test_a_locked_wheels_sha256_is_answered_from_the_index_until_the_wheel_chang
     os.replace(replaced, wheel)
     third = load_index(str(state), ROOT)
     assert (third.wheel_sha256(str(wheel)), third.read) == (hashlib.sha256(b"PK other bytes").hexdigest(), 1)
+
+
+def _record_digest(data: bytes) -> str:
+    return base64.urlsafe_b64encode(hashlib.sha256(data).digest()).decode().rstrip("=")
+
+
+def test_a_conflicting_files_digest_is_answered_from_the_index_until_the_file_changes(tmp_path):
+    state = tmp_path / "state"
+    state.mkdir()
+    lib, header = tmp_path / "libcudnn.so.9", tmp_path / "cudnn.h"
+    lib.write_bytes(b"cu13 bytes")
+    header.write_bytes(b"h13")
+    wanted = {(str(lib), "sha256"): 10, (str(header), "sha256"): 3}
+    _next_second()
+    first, digests = load_index(str(state), ROOT), {}
+    assert first.record_digests(wanted, digests) == set()
+    assert digests == {(str(lib), "sha256"): _record_digest(b"cu13 bytes"), (str(header), "sha256"): _record_digest(b"h13")}
+    assert (first.read, first.reused, first.changed) == (2, 0, True)
+    _keep(state, first)
+    again, digests = load_index(str(state), ROOT), {}
+    again.record_digests(wanted, digests)
+    assert (digests[(str(lib), "sha256")], again.read, again.reused, again.changed) == (_record_digest(b"cu13 bytes"), 0, 2, False)
+    replaced = tmp_path / "new.so"
+    replaced.write_bytes(b"cu12 bytes")  # an installer's rename: a new inode, the same size
+    os.replace(replaced, lib)
+    third, digests = load_index(str(state), ROOT), {}
+    third.record_digests(wanted, digests)
+    assert (digests[(str(lib), "sha256")], third.read, third.reused) == (_record_digest(b"cu12 bytes"), 1, 1)
+
+
+def test_a_digest_of_another_algorithm_a_racy_file_or_an_unreadable_one_is_never_answered_from_the_index(tmp_path):
+    state = tmp_path / "state"
+    state.mkdir()
+    old, racy, gone = tmp_path / "old.so", tmp_path / "racy.so", tmp_path / "gone.so"
+    for path in (old, racy, gone):
+        path.write_bytes(b"bytes")
+    _next_second()
+    first = load_index(str(state), ROOT)  # the run begins
+    os.utime(racy)  # changed in the second the run began: a later write in it could keep mtime and ctime
+    wanted = {(str(old), "sha256"): 5, (str(racy), "sha256"): 5, (str(gone), "sha256"): 5}
+    gone.unlink()
+    assert first.record_digests(wanted, {}) == {(str(gone), "sha256")}
+    _keep(state, first)
+    if int(os.stat(racy).st_ctime) != first._started_ns // 10 ** 9:
+        pytest.fail("the test machine took a second between two calls: the racy case was not made")
+    with open(index_path(str(state)), encoding="utf-8") as handle:
+        assert set(json.load(handle)["digests"]) == {str(old), str(racy)}  # the unreadable one is not kept
+    again, digests = load_index(str(state), ROOT), {}
+    again.record_digests({(str(old), "sha512"): 5, (str(racy), "sha256"): 5}, digests)
+    assert (again.read, again.reused) == (2, 0)
+    assert digests[(str(old), "sha512")] == base64.urlsafe_b64encode(hashlib.sha512(b"bytes").digest()).decode().rstrip("=")
 
 
 @requires_gcc
@@ -190,19 +242,20 @@ def test_an_invalid_file_is_never_kept_and_fails_every_time(objects, tmp_path):
 
 def _index(**fields):
     """An index's bytes: a valid empty one of this version for /srv/venv, with ``fields`` changed (None: left out)."""
-    data = dict({"format": 5, "version": VERSION, "root": ROOT, "started_ns": 1, "elf": {}, "kernels": {}, "dists": {}, "wheels": {}},
-                **fields)
+    data = dict({"format": 6, "version": VERSION, "root": ROOT, "started_ns": 1, "elf": {}, "kernels": {}, "dists": {}, "wheels": {},
+                 "digests": {}}, **fields)
     return json.dumps({k: v for k, v in data.items() if v is not None}).encode()
 
 
 @pytest.mark.parametrize("content, why", [
     (b"{not json", "unreadable or not JSON: Expecting property name enclosed in double quotes: line 1 column 2 (char 1)"),
-    (b'{"format": 0}', "another format than 5"),
-    (b'[]', "another format than 5"),
-    (b'{"format": 1, "root": "/srv/venv", "written_ns": 1, "elf": {}, "kernels": {}}', "another format than 5"),
-    (b'{"format": 2, "root": "/srv/venv", "started_ns": 1, "elf": {}, "kernels": {}}', "another format than 5"),
-    (b'{"format": 3, "root": "/srv/venv", "started_ns": 1, "elf": {}, "kernels": {}, "dists": {}}', "another format than 5"),
-    (_index(format=4), "another format than 5"),
+    (b'{"format": 0}', "another format than 6"),
+    (b'[]', "another format than 6"),
+    (b'{"format": 1, "root": "/srv/venv", "written_ns": 1, "elf": {}, "kernels": {}}', "another format than 6"),
+    (b'{"format": 2, "root": "/srv/venv", "started_ns": 1, "elf": {}, "kernels": {}}', "another format than 6"),
+    (b'{"format": 3, "root": "/srv/venv", "started_ns": 1, "elf": {}, "kernels": {}, "dists": {}}', "another format than 6"),
+    (_index(format=4), "another format than 6"),
+    (_index(format=5), "another format than 6"),
     (_index(version="0.9.0"), "written by another version of the collection (0.9.0)"),
     (_index(version=None), "written by another version of the collection (None)"),
     (_index(root="/srv/other"), "written for another venv (/srv/other)"),
@@ -214,6 +267,9 @@ def _index(**fields):
     (_index(wheels={"/wh/a-1-py3-none-any.whl": [[[1, 2, 3, 4, 5]], "not-a-digest"]}),
      "a corrupt wheels entry for /wh/a-1-py3-none-any.whl"),
     (_index(wheels=None), "no wheels entries"),
+    (_index(digests={"/s/x.so": [[[1, 2, 3, 4, 5]], ["sha256", "not base64!"]]}), "a corrupt digests entry for /s/x.so"),
+    (_index(digests={"/s/x.so": [[[1, 2, 3, 4, 5]], ["sha256"]]}), "a corrupt digests entry for /s/x.so"),
+    (_index(digests=None), "no digests entries"),
     (_index(kernels=None), "no kernels entries"),
     (_index(dists=None), "no dists entries"),
 ])
@@ -463,7 +519,7 @@ def _write(path, data):
 def test_a_recorded_probe_that_is_not_one_is_run_again(tmp_path, probe):
     state = tmp_path / "state"
     state.mkdir()
-    data = {"format": 5, "version": VERSION, "root": ROOT, "started_ns": 1, "elf": {}, "kernels": {}, "dists": {}, "wheels": {},
+    data = {"format": 6, "version": VERSION, "root": ROOT, "started_ns": 1, "elf": {}, "kernels": {}, "dists": {}, "wheels": {}, "digests": {},
             "probe": probe}
     (state / "read-index.json").write_text(json.dumps(data), encoding="utf-8")
     runs = []
