@@ -90,7 +90,7 @@ def run(bench: FactsBench, log=print) -> Tuple[Table, FileSet]:
         table.add("hash-reused", "facts, hash, read index of an earlier run: the import probe's result reused (the venv "
                   "unchanged; the module's default options but `verify`)",
                   timed("facts hash, probe reused", [hash_reusing]), "limit", HASH_GOAL)
-        _remove_state(bench.venv)
+        remove_state(bench.venv)
     table.notes.append("Anchor `%s`; %s; %s." % (bench.anchor, files.describe(), throughput.describe()))
     return table, files
 
@@ -113,10 +113,10 @@ def _indexed_rows(bench: FactsBench, table: Table, timed) -> None:
     measure(lambda: [reusing], 1)  # keeps the import probe's result with the index
     table.add("reused", "facts, default (`probe: true`), read index of an earlier run: the import probe's result reused "
               "(the venv unchanged)", timed("facts default, probe reused", [reusing]), "check", REUSED_GOAL)
-    _remove_state(bench.venv)
+    remove_state(bench.venv)
 
 
-def _remove_state(venv: Path) -> None:
+def remove_state(venv: Path) -> None:
     """The state folder the indexed runs made (no other bench row reads an index)."""
     state = venv / ".cuda_venv"
     (state / "read-index.json").unlink(missing_ok=True)

@@ -57,6 +57,6 @@ def prepare(repo: Path, work: Path, uv: Optional[str], runs: int, log=print) -> 
         benches.append(RepairBench(
             venv, (links,), uv, runs, str(repo), work, title="%s: `%s` (%s)" % (TITLE, state, description),
             remove=remove, hardlink_copies=True, python=fetch.find_python(), rebuild=not benches,
-            noop_goal=REAL_NOOP_GOAL,
+            noop_goal=REAL_NOOP_GOAL, facts_reused=True,
             exposure_title="Imports during the repair on real wheels: `%s` (%s)" % (state, description)))
     return benches

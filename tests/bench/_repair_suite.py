@@ -24,6 +24,7 @@ from tests.support.import_loop import MARGIN
 
 from . import _commands as cmd
 from ._exposure import ExposureTable, observe
+from ._facts_suite import REUSED_GOAL, remove_state
 from ._measure import BenchError, Step, measure, run_step
 from ._table import Goal, Table
 
@@ -53,6 +54,7 @@ class RepairBench:
     python: str = sys.executable  # the interpreter of the rebuild: the one the venv was made with
     rebuild: bool = True  # time a rebuild (the same for every broken state of one stack: measured once)
     noop_goal: Goal = NOOP_GOAL
+    facts_reused: bool = False  # time the facts on the broken venv as it is, its read index kept by an earlier run
     exposure_title: str = "Imports during the repair of the incident (stand-in `contaminated` venv)"
 
 
@@ -110,13 +112,30 @@ def _healthy(bench: RepairBench, venv: Path) -> str:
     return tail.strip().rpartition(": ")[2]
 
 
+def _facts_reused(bench: RepairBench, table: Table, log) -> None:
+    """The default facts on the broken venv as it is, unchanged since an earlier run kept its read index: the import
+    probe's result and the digests of the conflicting files it loaded are reused. The index is removed after, before
+    the pristine copy the repairs start from is taken."""
+    log("bench: repair: pip check, and the facts with the read index of an earlier run")
+    table.add("check", "pip check on the broken venv", measure(lambda: [cmd.pip_check(bench.venv)], bench.runs, warmup=True))
+    reusing = cmd.facts(bench.venv, "size", "torch", bench.repo, index=True)
+    for _untimed in range(2):  # the first keeps the index; what its probe wrote is racy for the second (read_index.py)
+        measure(lambda: [reusing], 1)
+    table.add("facts-reused", "facts, default, read index of an earlier run: the import probe's result and the loaded "
+              "conflicting files' digests reused (the venv unchanged)", measure(lambda: [reusing], bench.runs), "check",
+              REUSED_GOAL)
+    remove_state(bench.venv)
+
+
 def run(bench: RepairBench, log=print) -> Tuple[Table, ExposureTable]:
     """The timed table, and the import loop's table (one more run of each fix, in place or swapped, untimed)."""
+    table = Table(bench.title)
+    if bench.facts_reused:
+        _facts_reused(bench, table, log)
     fresh = _Fresh(bench.venv, bench.work, "-al" if bench.hardlink_copies else "-a")
     empty = bench.work / "empty"
     empty.mkdir(exist_ok=True)
     uv_cache = str(bench.work / "uv-cache")
-    table = Table(bench.title)
     exposures = ExposureTable(bench.exposure_title)
     after = {}
 
