@@ -26,7 +26,7 @@ from pathlib import Path
 from typing import Callable, Dict, Optional, Tuple
 
 from . import _commands as cmd
-from ._measure import BenchError, fixed, measure, Measurement, Sample, Step
+from ._measure import BenchError, fixed, measure, measure_in_turn, Measurement, Sample, Step
 from ._table import Goal, Table
 
 FLEET = 12
@@ -162,11 +162,13 @@ def real_role(repo: Path, venv: Path, work: Path, runs: int, log: Callable[[str]
         argv = (str(Path(sys.executable).parent / "ansible-playbook"), "-i", str(inventory), "playbooks/%s" % name)
         return [Step(argv, env, str(repo))]
     table = Table("The role on the healthy real venv (-c local): one diagnosis per pass")
-    table.add("adhoc", "cuda_venv_facts ad hoc (`ansible localhost -m ... -a path=`)",
-              measure(lambda: [cmd.ansible_facts(venv, str(repo), home)], runs, warmup=True), label="facts ad hoc")
-    noop = measure(lambda: [cmd.ansible_adhoc("ansible.builtin.ping", "", str(repo), home)], runs, warmup=True)
-    pip_check = measure(lambda: [cmd.ansible_adhoc("ansible.builtin.command", "%s -m pip check" % (venv / "bin" / "python"),
-                                                   str(repo), home)], runs, warmup=True)
+    # in turn: the no-op task is subtracted from the other two
+    adhoc, noop, pip_check = measure_in_turn(
+        [lambda: [cmd.ansible_facts(venv, str(repo), home)],
+         lambda: [cmd.ansible_adhoc("ansible.builtin.ping", "", str(repo), home)],
+         lambda: [cmd.ansible_adhoc("ansible.builtin.command", "%s -m pip check" % (venv / "bin" / "python"), str(repo), home)]],
+        runs, warmup=True)
+    table.add("adhoc", "cuda_venv_facts ad hoc (`ansible localhost -m ... -a path=`)", adhoc, label="facts ad hoc")
     uncached = cmd.ansible_facts(venv, str(repo), home)
     uncached = dataclasses.replace(uncached, env=dict(uncached.env, CUDA_VENV_BYTECODE_CACHE="off"))
     table.add("adhoc-compiled", "cuda_venv_facts ad hoc, `CUDA_VENV_BYTECODE_CACHE=off` (module_utils compiled every run)",

@@ -125,6 +125,19 @@ def measure(steps: Callable[[], Iterable[Step]], runs: int, prepare: Optional[Ca
     return Measurement(tuple(samples))
 
 
+def measure_in_turn(sequences: Sequence[Callable[[], Iterable[Step]]], runs: int, warmup: bool = False) -> List[Measurement]:
+    """``runs`` samples of each of ``sequences``, one of each in turn per round: figures that are subtracted from
+    each other share the machine's drift, which series taken minutes apart do not."""
+    if warmup:
+        for steps in sequences:
+            run_sequence(list(steps()))
+    samples: List[List[Sample]] = [[] for _steps in sequences]
+    for _run in range(runs):
+        for found, steps in zip(samples, sequences):
+            found.append(run_sequence(list(steps())))
+    return [Measurement(tuple(found)) for found in samples]
+
+
 def fixed(seconds: float, runs: int) -> Measurement:
     """A figure computed rather than run (the SHA-256 limit): no process, no memory."""
     return Measurement(tuple(Sample(seconds, 0) for _run in range(runs)))
