@@ -123,8 +123,8 @@ class ReadIndex:
                 continue
             identity = _identity(path, ())
             entry = self._recorded["digests"].get(path)
-            if identity is not None and entry is not None and entry[0] == identity and entry[2][0] == algorithm \
-                    and _newest(identity) < self._racy_from:
+            same = identity is not None and entry is not None and entry[0] == identity and entry[2][0] == algorithm
+            if same and _newest(identity) < self._racy_from:
                 self.reused += 1
                 self._kept["digests"][path] = [identity, entry[1]]
                 digests[key] = entry[2][1]
@@ -250,8 +250,8 @@ def _sha256(value) -> str:
 
 def _record_digest(value) -> list:
     """[algorithm, digest as RECORD writes it (urlsafe base64, no padding)]."""
-    if not (isinstance(value, list) and len(value) == 2 and all(isinstance(v, str) and v for v in value)
-            and set(value[1]) <= _URLSAFE_BASE64):
+    shaped = isinstance(value, list) and len(value) == 2 and all(isinstance(v, str) and v for v in value)
+    if not shaped or not set(value[1]) <= _URLSAFE_BASE64:
         raise ValueError("not a RECORD digest")
     return value
 
