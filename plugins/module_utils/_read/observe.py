@@ -39,7 +39,7 @@ from ansible_collections.gpuops.cuda_venv.plugins.module_utils._read.read_index 
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._read.probe import (
     InterpreterInfo, ProbeResult, probe_import, query_interpreter)
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._read.packaging.record_check import (
-    Conflict, FileState, PendingCheck, find_conflicts, listed_paths, start_check_all)
+    Conflict, FileState, PendingCheck, find_conflicts, listed_paths, start_check_all, usable_cpus)
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._read.packaging.requirements import (
     RequirementEdge, closure, marker_env_fallback, pinned_edges)
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._core.runner import Runner, clean_env
@@ -221,10 +221,23 @@ def _observe(options: FactsOptions, runner: Runner, loader: Optional[LoaderConfi
             module = import_name(options.anchor, files.dists)
         loader = loader if configuring is None else configuring.result()
         obs = _read_rest(options, layout, interpreter, site_packages, module, loader, reader, index, files)
+        ahead = _digests_ahead(obs, reader) if probing is not None and not probing.done() else {}
         probe = probing.result() if probing is not None else None
     if probe is not None and module != probed:
         probe = _probe_if_usable(options, layout, module, runner, asking, index)
-    return add_probe(obs, probe) if probe is not None else obs
+    return add_probe(obs, probe, ahead=ahead) if probe is not None else obs
+
+
+def _digests_ahead(obs: Observations, reader) -> dict:
+    """While the import probe runs: the digests of the conflicting files the simulated load of the anchor maps (what
+    the probe will most likely load), on the CPUs the probe leaves; add_probe takes those of the files it did load,
+    and hashes only the rest."""
+    predicted = {os.path.realpath(path) for path in (obs.import_graph.order if obs.import_graph is not None else ())}
+    _wanted, sizes = _loaded_conflict_files(obs.distributions, obs.layout.root, obs.conflicts, predicted)
+    digests: dict = {}
+    if sizes:
+        reader.record_digests(sizes, digests, workers=max(1, usable_cpus() - 1))
+    return digests
 
 
 def _probe_if_usable(options, layout, module, runner, asking, index: Optional[ReadIndex]) -> Optional[ProbeResult]:
@@ -364,12 +377,14 @@ def _files_by_name(objects) -> Dict[str, Tuple[str, ...]]:
     return {name: tuple(sorted(paths)) for name, paths in names.items()}
 
 
-def add_probe(obs: Observations, probe: ProbeResult, index: Optional[ReadIndex] = None) -> Observations:
+def add_probe(obs: Observations, probe: ProbeResult, index: Optional[ReadIndex] = None,
+              ahead: Optional[dict] = None) -> Observations:
     """``obs`` (read without a probe) with the import probe's result: conflicts then also say whose bytes
-    the process loaded (their digests from ``index``, else from ``obs``'s read index, where the files did not change)."""
+    the process loaded (their digests from ``index``, else from ``obs``'s read index, where the files did not change;
+    or from ``ahead``, hashed while the probe ran)."""
     reader = index or obs.read_index or DirectReader()
     conflicts = _whose_bytes_were_loaded(obs.distributions, obs.layout.root, obs.conflicts, probe, dict(obs.digests),
-                                         reader)
+                                         reader, ahead or {})
     return dataclasses.replace(obs, probe=probe, conflicts=conflicts, static_conflicts=obs.conflicts)
 
 
@@ -480,29 +495,36 @@ class ListedOwners(Mapping):
         return len(self._first)
 
 
-def _whose_bytes_were_loaded(dists, root, conflicts, probe, digests, reader):
+def _whose_bytes_were_loaded(dists, root, conflicts, probe, digests, reader, ahead: dict):
     """Hash only the conflicting files the probe mapped, to say whose bytes the process runs (on every CPU: the probe
-    has ended, and a repair waits for this answer); ``reader``: a read index answers an unchanged file's digest."""
+    has ended, and a repair waits for this answer); ``reader``: a read index answers an unchanged file's digest;
+    ``ahead``: digests taken while the probe ran, of which only the mapped files' count."""
     loaded = {os.path.realpath(p) for p in probe.loaded}
-    unknown = [c for c in conflicts if c.on_disk is None]
-    if not unknown or not loaded:
-        return conflicts
+    wanted, sizes = _loaded_conflict_files(dists, root, conflicts, loaded)
+    digests.update((key, ahead[key]) for key in sizes if key in ahead)
+    reader.record_digests(sizes, digests)
+    return find_conflicts(dists, root, digests=digests) if wanted else conflicts
+
+
+def _loaded_conflict_files(dists, root, conflicts, loaded: set):
+    """(the RECORD keys (path, algorithm) of the conflicting files whose owner is unknown and whose real path is in
+    ``loaded``, {key: size} of those still there)."""
+    unknown_paths = {c.path for c in conflicts if c.on_disk is None}
     wanted = set()
-    unknown_paths = {c.path for c in unknown}
-    for dist in dists:
-        for entry in dist.entries:
-            if entry.digest and entry.path in unknown_paths:
-                path, _problem = entry_location(dist, entry, root)
-                if path and os.path.realpath(path) in loaded:
-                    wanted.add((path, entry.algorithm or "sha256"))
+    if unknown_paths and loaded:
+        for dist in dists:
+            for entry in dist.entries:
+                if entry.digest and entry.path in unknown_paths:
+                    path, _problem = entry_location(dist, entry, root)
+                    if path and os.path.realpath(path) in loaded:
+                        wanted.add((path, entry.algorithm or "sha256"))
     sizes = {}
     for key in wanted:
         try:
             sizes[key] = os.stat(key[0]).st_size
         except OSError:
             continue  # gone: no digest, as an unreadable file has none
-    reader.record_digests(sizes, digests)
-    return find_conflicts(dists, root, digests=digests) if wanted else conflicts
+    return wanted, sizes
 
 
 def _scan_objects(dists: List[Distribution], locations: dict, reader=read_elf) -> Dict[str, SharedObject]:

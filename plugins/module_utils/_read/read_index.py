@@ -68,9 +68,9 @@ class DirectReader:
         return _remembered_sha256(path, tuple(stamp))
 
     @staticmethod
-    def record_digests(wanted: dict, digests: dict) -> set:
+    def record_digests(wanted: dict, digests: dict, workers: Optional[int] = None) -> set:
         """ReadIndex.record_digests without the index: every file hashed."""
-        return hash_files(wanted, digests)
+        return hash_files(wanted, digests, workers)
 
 
 def index_path(state_dir: str) -> str:
@@ -111,11 +111,12 @@ class ReadIndex:
         whole, about 2 s, so an unchanged one is answered from the index."""
         return self._answer("wheels", path, _identity(path, ()), lambda: file_hexdigest(path), str)
 
-    def record_digests(self, wanted: dict, digests: dict) -> set:
+    def record_digests(self, wanted: dict, digests: dict, workers: Optional[int] = None) -> set:
         """Fill ``digests`` ({(path, algorithm): digest as RECORD writes it}) for ``wanted`` ({(path, algorithm):
         size}, the conflicting files an import loaded): from the index where the file's identity is the one recorded
-        and not racy, the others hashed on every CPU (record_check.hash_files) and kept with the identity they had
-        before they were read. The keys that could not be read. Hash mode never asks: it hashes every file."""
+        and not racy, the others hashed on ``workers`` CPUs (record_check.hash_files; default every one) and kept
+        with the identity they had before they were read. The keys that could not be read. Hash mode never asks: it
+        hashes every file."""
         todo, before = {}, {}
         for key, size in wanted.items():
             path, algorithm = key
@@ -130,7 +131,7 @@ class ReadIndex:
                 digests[key] = entry[2][1]
                 continue
             todo[key], before[key] = size, identity
-        failed = hash_files(todo, digests)
+        failed = hash_files(todo, digests, workers)
         for (path, algorithm), identity in before.items():
             if identity is not None and (path, algorithm) not in failed:
                 self.read += 1

@@ -6,8 +6,10 @@ a venv read from disk."""
 
 from __future__ import annotations
 
+import base64
 import dataclasses
 import gc
+import hashlib
 import json
 import os
 import subprocess
@@ -18,9 +20,10 @@ import pytest
 
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._act.facts import keep_read_index
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._core.runner import SubprocessRunner
-from ansible_collections.gpuops.cuda_venv.plugins.module_utils._read.binaries.loader import build_config
+from ansible_collections.gpuops.cuda_venv.plugins.module_utils._read.binaries.loader import LoadResult, build_config
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._read.packaging import record_check
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._read.probe import ProbeResult
+from ansible_collections.gpuops.cuda_venv.plugins.module_utils._read import read_index
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._read.read_index import load_index
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._core.venv_paths import VenvError
 from ansible_collections.gpuops.cuda_venv.plugins.module_utils._read.venv_layout import read_layout
@@ -263,6 +266,67 @@ def test_the_loaded_conflicting_files_are_hashed_once_their_digests_answered_by_
     with open(os.path.join(site, SO), "r+b") as handle:  # cu12's bytes put back in place: a new mtime and ctime
         handle.write(b"cu12")
     assert (facts_run(), shares) == (dict(cu13, **{SO: "nvidia-cudnn-cu12 9.10.2.21"}), [loaded[0]])
+
+
+def test_the_conflicting_files_the_simulated_load_maps_are_hashed_ahead_on_the_cpus_the_probe_leaves(tmp_path, monkeypatch):
+    venv = _disk_venv(tmp_path)
+    site = venv + "/lib/python3.12/site-packages"
+    nccl, unmapped = "nvidia/nccl/lib/libnccl.so.2", "nvidia/nccl/lib/libnccl-net.so"
+    make_dist(site, "nvidia-cudnn-cu12", "9.10.2.21", {SO: b"cu12", nccl: b"nccl12", unmapped: b"net12"})
+    make_dist(site, "nvidia-cudnn-cu13", "9.24.0.43", {SO: b"cu13", nccl: b"nccl13", unmapped: b"net13"})
+    mapped = [os.path.join(site, path) for path in (SO, nccl)]
+    obs = dataclasses.replace(_observe(venv), import_graph=LoadResult(order=mapped + ["/usr/lib/libc.so.6"], objects={},
+                                                                     resolutions={}, errors=[]))
+    workers = []
+
+    def spy(wanted, digests, count=None):
+        workers.append(count)
+        return real(wanted, digests, count)
+    real = read_index.hash_files
+    monkeypatch.setattr(read_index, "hash_files", spy)
+    monkeypatch.setattr(observe_module, "usable_cpus", lambda: 4)
+    ahead = observe_module._digests_ahead(obs, obs.read_index or read_index.DirectReader())
+    assert sorted(path for path, _algorithm in ahead) == sorted(mapped) and workers == [3]
+
+
+def test_observe_takes_the_digests_ahead_while_its_probe_runs_and_hands_them_to_add_probe(tmp_path, monkeypatch):
+    """A real venv whose anchor takes 0.5 s to import: the reading ends while the probe runs."""
+    root = str(tmp_path / "venv")
+    subprocess.run([sys.executable, "-m", "venv", "--without-pip", root], check=True)
+    make_dist(read_layout(root).site_packages[0], "mini", "1.0", {"mini/__init__.py": b"import time\ntime.sleep(0.5)\n"})
+    calls, handed = [], []
+    real_ahead, real_add = observe_module._digests_ahead, observe_module.add_probe
+
+    def ahead(obs, reader):
+        calls.append(obs.probe)
+        return dict(real_ahead(obs, reader), marker="taken ahead")
+
+    def add(obs, probe, index=None, ahead=None):
+        handed.append(ahead)
+        return real_add(obs, probe, index, ahead)
+    monkeypatch.setattr(observe_module, "_digests_ahead", ahead)
+    monkeypatch.setattr(observe_module, "add_probe", add)
+    probed = observe(FactsOptions(path=root, anchor="mini", gpu=False), SubprocessRunner(), loader=build_config())
+    assert probed.probe.ok and calls == [None] and handed == [{"marker": "taken ahead"}]
+
+
+def test_only_the_digests_taken_ahead_of_files_the_probe_loaded_count_and_those_are_not_hashed_again(tmp_path, monkeypatch):
+    venv = _disk_venv(tmp_path)
+    site = venv + "/lib/python3.12/site-packages"
+    nccl = "nvidia/nccl/lib/libnccl.so.2"
+    make_dist(site, "nvidia-cudnn-cu12", "9.10.2.21", {SO: b"cu12", nccl: b"nccl12"})
+    make_dist(site, "nvidia-cudnn-cu13", "9.24.0.43", {SO: b"cu13", nccl: b"nccl13"})
+    obs = _observe(venv)
+    so, nccl_path = os.path.join(site, SO), os.path.join(site, nccl)
+    def digest_of(data):
+        return base64.urlsafe_b64encode(hashlib.sha256(data).digest()).decode().rstrip("=")
+    # taken ahead: the cu12 bytes of both (as if read before a reinstall); the probe loaded only SO
+    ahead = {(so, "sha256"): digest_of(b"cu12"), (nccl_path, "sha256"): digest_of(b"nccl12")}
+    hashed = []
+    monkeypatch.setattr(record_check, "_digest_share", lambda jobs, in_child: hashed.extend(jobs) or [None] * len(jobs))
+    probed = add_probe(obs, ProbeResult(True, True, None, None, 0, False, None, (so,), {}, 0.1), ahead=ahead)
+    assert {c.path: c.on_disk for c in probed.conflicts} == {SO: "nvidia-cudnn-cu12 9.10.2.21", nccl: None}
+    assert hashed == []
 
 
 def test_a_layout_already_read_is_taken_and_one_of_another_path_is_not(tmp_path):
