@@ -185,8 +185,8 @@ ansible_facts:
           description:
             - Paths listed in two or more RECORDs, with C(owners), C(on_disk) (whose bytes, when known) and C(identical)
               (every RECORD lists the same hash, like the empty C(nvidia/__init__.py) of cu12 wheels, which is harmless).
-            - C(on_disk) is known with O(verify=hash), and otherwise for the conflicting files the import probe loaded:
-              those the simulated load of the anchor maps are hashed while the probe runs (on the CPUs it leaves), the
+            - C(on_disk) is known with O(verify=hash), and otherwise for the conflicting files the import probe loaded.
+              Those the simulated load of the anchor maps are hashed while the probe runs (on the CPUs it leaves), the
               rest after it; the read index answers for a file that did not change.
           type: list
           elements: dict
