@@ -275,8 +275,8 @@ def test_the_conflicting_files_the_simulated_load_maps_are_hashed_ahead_on_the_c
     make_dist(site, "nvidia-cudnn-cu12", "9.10.2.21", {SO: b"cu12", nccl: b"nccl12", unmapped: b"net12"})
     make_dist(site, "nvidia-cudnn-cu13", "9.24.0.43", {SO: b"cu13", nccl: b"nccl13", unmapped: b"net13"})
     mapped = [os.path.join(site, path) for path in (SO, nccl)]
-    obs = dataclasses.replace(_observe(venv), import_graph=LoadResult(order=mapped + ["/usr/lib/libc.so.6"], objects={},
-                                                                     resolutions={}, errors=[]))
+    graph = LoadResult(order=mapped + ["/usr/lib/libc.so.6"], objects={}, resolutions={}, errors=[])
+    obs = dataclasses.replace(_observe(venv), import_graph=graph)
     workers = []
 
     def spy(wanted, digests, count=None):
@@ -318,6 +318,7 @@ def test_only_the_digests_taken_ahead_of_files_the_probe_loaded_count_and_those_
     make_dist(site, "nvidia-cudnn-cu13", "9.24.0.43", {SO: b"cu13", nccl: b"nccl13"})
     obs = _observe(venv)
     so, nccl_path = os.path.join(site, SO), os.path.join(site, nccl)
+
     def digest_of(data):
         return base64.urlsafe_b64encode(hashlib.sha256(data).digest()).decode().rstrip("=")
     # taken ahead: the cu12 bytes of both (as if read before a reinstall); the probe loaded only SO
